@@ -1,0 +1,8 @@
+"""mitmproxy entry point: `mitmdump -s addons/toolproxy_capture.py [--set toolproxy_capture=DIR]`.
+
+All the work is in the `toolproxy` package (install it into mitmproxy's Python first).
+"""
+
+from toolproxy.addon import ToolproxyCapture
+
+addons = [ToolproxyCapture()]

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Set up a development environment from nothing but Python 3.12 and the package registry:
+# .venv with toolproxy (editable) and its dev tools, pinned by constraints.txt.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+find_python() {
+  for candidate in "${PYTHON:-}" python3.12 "$(pyenv which python3.12 2>/dev/null || true)" \
+    "$HOME/.pyenv/versions/3.12"*/bin/python3.12 python3; do
+    [ -n "$candidate" ] || continue
+    if command -v "$candidate" >/dev/null 2>&1 &&
+      "$candidate" -c 'import sys; sys.exit(sys.version_info < (3, 12))' 2>/dev/null; then
+      command -v "$candidate"
+      return 0
+    fi
+  done
+  echo "setup: Python >= 3.12 not found (set PYTHON=/path/to/python3.12)" >&2
+  return 1
+}
+
+PY=$(find_python)
+if [ ! -x .venv/bin/python ] || ! .venv/bin/python -c 'import sys; sys.exit(sys.version_info < (3, 12))'; then
+  rm -rf .venv
+  "$PY" -m venv .venv
+fi
+.venv/bin/python -m pip install --quiet --upgrade pip
+.venv/bin/python -m pip install --quiet -c constraints.txt -e ".[dev]"
+.venv/bin/python -m pip check
+echo "setup: ready ($(.venv/bin/python --version)); try: .venv/bin/toolproxy --help"

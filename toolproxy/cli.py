@@ -1,0 +1,269 @@
+"""The `toolproxy` command line. Thin: parses arguments and calls the package."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from toolproxy.proxy import ProxySpec, RunningProxy
+from toolproxy.table import format_table
+
+DEFAULT_CAPTURE = Path("captures/default")
+
+
+def _capture_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--capture",
+        "-c",
+        type=Path,
+        default=DEFAULT_CAPTURE,
+        help=f"capture directory (default: {DEFAULT_CAPTURE})",
+    )
+
+
+def cmd_record(args: argparse.Namespace) -> int:
+    """Run the recording proxy in the foreground until Ctrl-C."""
+    from toolproxy import store
+
+    spec = ProxySpec(
+        capture=args.capture,
+        upstream=args.upstream,
+        host=args.host,
+        port=args.port,
+        flush_interval=args.flush_interval,
+        session_header=args.session_header,
+        redact_headers=args.redact_header,
+        redact_query=args.redact_query,
+        redact_json=args.redact_json,
+        confdir=args.confdir,
+        extra=args.mitmdump_args,
+    )
+    store.init_capture(args.capture)
+    base = f"http://{args.host}:{args.port}"
+    if args.upstream:
+        print(f"toolproxy: reverse proxy {base} -> {args.upstream}, recording into {args.capture}")
+        print(f"  point the agent at it:  OPENAI_BASE_URL={base}/v1   ANTHROPIC_BASE_URL={base}")
+    else:
+        confdir = args.confdir or "~/.mitmproxy"
+        print(f"toolproxy: explicit proxy on {base}, recording into {args.capture}")
+        print(f"  HTTPS_PROXY={base}  and trust {confdir}/mitmproxy-ca-cert.pem (see README)")
+    print("  Ctrl-C stops and compacts the capture.", flush=True)
+    proxy = RunningProxy(spec, capture_output=False)
+    # The child gets Ctrl-C from the terminal too; we only wait for it to finish flushing.
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        proxy.start()
+        assert proxy.proc is not None
+        code = proxy.proc.wait()
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if not args.no_compact:
+        _compact_quietly(args.capture)
+    return 0 if code in (0, -signal.SIGINT, 130) else code
+
+
+def _compact_quietly(capture: Path) -> None:
+    from toolproxy import store
+
+    try:
+        stats = store.compact(capture)
+        print(f"toolproxy: compacted {stats}")
+    except Exception as exc:  # noqa: BLE001 - the capture stays readable uncompacted
+        print(f"toolproxy: capture left uncompacted ({exc}); run `toolproxy compact` later")
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    """Print what a capture holds."""
+    from toolproxy import store
+
+    summary = store.summary(args.capture)
+    if args.json:
+        print(json.dumps(summary, indent=2, default=str))
+    else:
+        for key, value in summary.items():
+            print(f"{key:>20}: {value}")
+    return 0
+
+
+def cmd_sessions(args: argparse.Namespace) -> int:
+    """List sessions, newest first."""
+    from toolproxy import store
+
+    columns, rows = store.list_sessions(args.capture, args.limit)
+    _print_rows(columns, rows, args.json)
+    return 0
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    """Show one session's exchanges and tool calls, or one exchange."""
+    from toolproxy import store
+
+    sql = """
+        SELECT e.started_at, e.exchange_id, e.wire_format, e.model_requested, e.status_code,
+               e.parse_status, e.finish_reason, e.ttfb_ms, e.latency_ms,
+               (SELECT string_agg(c.name || '(' || c.arguments_raw || ')', ' ; ' ORDER BY c.index)
+                  FROM tool_calls c WHERE c.exchange_id = e.exchange_id) AS tool_calls,
+               e.assistant_text
+        FROM exchanges e WHERE e.session_id = ? OR e.exchange_id = ? ORDER BY e.started_at"""
+    columns, rows = store.query(args.capture, sql, [args.id, args.id])
+    if not rows:
+        print(f"no session or exchange {args.id!r} in {args.capture}", file=sys.stderr)
+        return 1
+    _print_rows(columns, rows, args.json)
+    return 0
+
+
+def cmd_sql(args: argparse.Namespace) -> int:
+    """Run a read-only SQL query against the capture's views."""
+    from toolproxy import store
+
+    columns, rows = store.query(args.capture, args.query)
+    _print_rows(columns, rows, args.json)
+    return 0
+
+
+def cmd_compact(args: argparse.Namespace) -> int:
+    """Fold finished segment files into the catalog's tables."""
+    from toolproxy import store
+
+    print(store.compact(args.capture))
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    """Write a table or view as JSON lines (secrets were removed at capture time)."""
+    from toolproxy import store
+
+    out = sys.stdout if args.out == "-" else open(args.out, "w", encoding="utf-8")  # noqa: SIM115
+    try:
+        count = store.export_jsonl(args.capture, args.table, out)
+    finally:
+        if out is not sys.stdout:
+            out.close()
+    print(f"exported {count} rows of {args.table}", file=sys.stderr)
+    return 0
+
+
+def cmd_upstream(args: argparse.Namespace) -> int:
+    """Serve the scripted model upstream (for trying toolproxy without a real provider)."""
+    from toolproxy.scripted import serve_forever
+
+    serve_forever(args.script, args.host, args.port)
+    return 0
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    """Capture a scripted agent end to end and print what landed in the store."""
+    from toolproxy.demo import run_demo
+
+    return run_demo(args.capture)
+
+
+def _print_rows(columns: Sequence[str], rows: Sequence[Sequence[object]], as_json: bool) -> None:
+    if as_json:
+        for row in rows:
+            print(json.dumps(dict(zip(columns, row, strict=True)), default=str, ensure_ascii=False))
+    else:
+        print(format_table(columns, rows))
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser, one sub-command per capability."""
+    parser = argparse.ArgumentParser(
+        prog="toolproxy",
+        description="Measure agent tool calling on your own live traffic.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def add(name: str, func: Callable[[argparse.Namespace], int]) -> argparse.ArgumentParser:
+        doc = (func.__doc__ or "").strip()
+        p = sub.add_parser(name, help=doc, description=doc)
+        p.set_defaults(func=func)
+        return p
+
+    p = add("record", cmd_record)
+    p.add_argument("--upstream", "-u", help="reverse-proxy to this base URL (else explicit proxy)")
+    _capture_arg(p)
+    p.add_argument("--host", default="127.0.0.1", help="listen address (default loopback only)")
+    p.add_argument("--port", "-p", type=int, default=8080, help="listen port (default 8080)")
+    p.add_argument(
+        "--flush-interval",
+        type=float,
+        default=0.5,
+        help="seconds between flushes; a crash loses at most this window (default 0.5)",
+    )
+    p.add_argument("--session-header", help="header naming the session (x-toolproxy-session)")
+    p.add_argument("--redact-header", action="append", default=[], help="extra secret header")
+    p.add_argument("--redact-query", action="append", default=[], help="extra secret query param")
+    p.add_argument(
+        "--redact-json", action="append", default=[], help="dotted JSON path to drop from bodies"
+    )
+    p.add_argument("--confdir", help="mitmproxy confdir (CA certificate location)")
+    p.add_argument("--no-compact", action="store_true", help="do not compact on exit")
+    p.add_argument(
+        "mitmdump_args", nargs=argparse.REMAINDER, help="after --: passed to mitmdump as is"
+    )
+
+    p = add("status", cmd_status)
+    _capture_arg(p)
+    p.add_argument("--json", action="store_true", help="print JSON")
+
+    p = add("sessions", cmd_sessions)
+    _capture_arg(p)
+    p.add_argument("--limit", "-n", type=int, default=50, help="how many (default 50)")
+    p.add_argument("--json", action="store_true", help="print JSON lines")
+
+    p = add("show", cmd_show)
+    p.add_argument("id", help="session id or exchange id")
+    _capture_arg(p)
+    p.add_argument("--json", action="store_true", help="print JSON lines")
+
+    p = add("sql", cmd_sql)
+    p.add_argument("query", help="SQL over the views (exchanges, tool_calls, sessions, ...)")
+    _capture_arg(p)
+    p.add_argument("--json", action="store_true", help="print JSON lines")
+
+    p = add("compact", cmd_compact)
+    _capture_arg(p)
+
+    p = add("export", cmd_export)
+    p.add_argument("table", help="table or view to export, e.g. exchanges or tool_calls")
+    _capture_arg(p)
+    p.add_argument("--out", "-o", default="-", help="output file (default stdout)")
+
+    p = add("upstream", cmd_upstream)
+    p.add_argument("--script", help="script file (JSON or YAML); default: echo replies")
+    p.add_argument("--host", default="127.0.0.1", help="listen address")
+    p.add_argument("--port", "-p", type=int, default=8765, help="listen port (default 8765)")
+
+    p = add("demo", cmd_demo)
+    p.add_argument(
+        "--capture", "-c", type=Path, default=Path("captures/demo"), help="capture directory"
+    )
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the `toolproxy` script."""
+    args = build_parser().parse_args(argv)
+    if getattr(args, "mitmdump_args", None) and args.mitmdump_args[0] == "--":
+        args.mitmdump_args = args.mitmdump_args[1:]
+    try:
+        return int(args.func(args))
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:  # noqa: BLE001 - a clear one-line error, not a traceback
+        from toolproxy.errors import UserError
+
+        if isinstance(exc, UserError):
+            print(f"toolproxy: {exc}", file=sys.stderr)
+            return 2
+        raise
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,193 @@
+"""Typed records that flow from the wire parsers into the capture store.
+
+Pure data: no I/O, no SDK imports. Every later stage (grade, replay, report, tui) reads
+these shapes back from the store, so field names here are the store's column names.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+WireFormat = Literal["openai_chat", "openai_responses", "anthropic_messages", "unknown"]
+
+# How far parsing got. Stable strings, documented in README "Store schema".
+#   ok        request and response parsed completely
+#   partial   parsed, but the response was cut short (stream ended before its terminator,
+#             connection reset mid-body) or a part of it was unparseable
+#   error     the body could not be parsed at all (kept raw, see parse_error)
+#   unparsed  not a known model API endpoint; kept raw with its endpoint
+ParseStatus = Literal["ok", "partial", "error", "unparsed"]
+
+
+def canonical_json(value: Any) -> str:
+    """JSON with sorted keys and no insignificant whitespace: the form hashes are taken of."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def schema_hash(schema: Any) -> str:
+    """Stable 16-hex-digit hash of a JSON Schema (key order and whitespace do not matter)."""
+    return hashlib.sha256(canonical_json(schema).encode()).hexdigest()[:16]
+
+
+class ToolOffered(BaseModel):
+    """One tool in the request's tools block."""
+
+    position: int = Field(description="0-based position in the tools array")
+    name: str = Field(description="tool name as offered to the model")
+    kind: str = Field(
+        default="function",
+        description="'function' for callable tools; provider built-ins keep their type",
+    )
+    description: str | None = Field(default=None, description="tool description")
+    parameters: Any = Field(default=None, description="JSON Schema of the arguments")
+    schema_hash: str = Field(description="schema_hash(parameters)")
+
+
+class ToolCall(BaseModel):
+    """One tool call the model emitted in a response."""
+
+    index: int = Field(description="0-based position among this response's tool calls")
+    call_id: str | None = Field(default=None, description="provider's call id")
+    name: str | None = Field(default=None, description="tool name the model chose")
+    arguments_raw: str = Field(
+        default="",
+        description="argument text exactly as emitted (stream deltas concatenated)",
+    )
+    arguments: Any = Field(default=None, description="parsed arguments, when they parse")
+    parse_error: str | None = Field(
+        default=None, description="why arguments_raw did not parse as JSON, else null"
+    )
+
+
+class ToolResult(BaseModel):
+    """A tool result the agent sent back to the model in a later request."""
+
+    message_index: int = Field(description="position of the carrying message/item/block")
+    call_id: str | None = Field(default=None, description="id of the call it answers")
+    content: str = Field(default="", description="result text (parts joined)")
+    is_error: bool | None = Field(default=None, description="agent-flagged error, if said")
+
+
+class Usage(BaseModel):
+    """Provider-reported token usage, normalised across formats."""
+
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    total_tokens: int | None = None
+    cached_input_tokens: int | None = None
+    reasoning_tokens: int | None = None
+
+
+class Turn(BaseModel):
+    """A conversation turn reduced to what identifies it across formats.
+
+    Used only to chain exchanges into sessions: the assistant turn built from a response
+    must equal the same turn when the agent sends it back in its next request.
+    """
+
+    role: str
+    text: str = ""
+    calls: list[tuple[str | None, str | None, str]] = Field(
+        default_factory=list, description="(call_id, name, canonical arguments)"
+    )
+    call_id: str | None = Field(default=None, description="for tool results")
+
+
+class ParsedRequest(BaseModel):
+    """What a model request says, in a format-independent shape."""
+
+    wire_format: WireFormat
+    model: str | None = None
+    stream: bool = False
+    params: dict[str, Any] = Field(
+        default_factory=dict,
+        description="request parameters other than messages/input/system/tools",
+    )
+    system: str | None = None
+    messages: Any = Field(default=None, description="messages / input exactly as sent")
+    tools: list[ToolOffered] = Field(default_factory=list)
+    tool_results: list[ToolResult] = Field(default_factory=list)
+    turns: list[Turn] = Field(default_factory=list)
+    previous_response_id: str | None = None
+
+
+class ParsedResponse(BaseModel):
+    """What a model response says, streamed or not, in a format-independent shape."""
+
+    response_id: str | None = None
+    model: str | None = None
+    text: str | None = Field(default=None, description="assistant text, parts joined")
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+    finish_reason: str | None = None
+    usage: Usage = Field(default_factory=Usage)
+    complete: bool = Field(
+        default=True,
+        description="False when a stream ended before its terminator / final event",
+    )
+    error: str | None = Field(default=None, description="API error message in the body")
+    events: int = Field(default=0, description="SSE events seen (0 when not streamed)")
+    reply: Turn | None = Field(default=None, description="the assistant turn produced")
+
+
+class WireResult(BaseModel):
+    """Outcome of parsing one exchange: errors are values, never exceptions."""
+
+    wire_format: WireFormat = "unknown"
+    parse_status: ParseStatus = "unparsed"
+    parse_error: str | None = None
+    request: ParsedRequest | None = None
+    response: ParsedResponse | None = None
+
+
+class Exchange(BaseModel):
+    """One HTTP request/response through the proxy: a row of the `exchanges` table."""
+
+    exchange_id: str
+    proxy_id: str
+    session_id: str
+    session_source: Literal["header", "continued", "retry", "previous_response", "new"]
+    started_at: datetime
+    ended_at: datetime | None = None
+    ttfb_ms: float | None = Field(default=None, description="request end -> first body byte")
+    latency_ms: float | None = Field(default=None, description="request start -> response end")
+    method: str
+    scheme: str
+    host: str
+    port: int
+    path: str = Field(description="path with secret query parameters removed")
+    wire_format: WireFormat
+    streamed: bool = False
+    status_code: int | None = None
+    error_kind: str | None = None
+    error_message: str | None = None
+    parse_status: ParseStatus
+    parse_error: str | None = None
+    model_requested: str | None = None
+    model_returned: str | None = None
+    request_params: dict[str, Any] = Field(default_factory=dict)
+    system: str | None = None
+    messages: Any = None
+    assistant_text: str | None = None
+    finish_reason: str | None = None
+    response_id: str | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    total_tokens: int | None = None
+    cached_input_tokens: int | None = None
+    decode_tps: float | None = None
+    request_headers: dict[str, str] = Field(default_factory=dict)
+    response_headers: dict[str, str] = Field(default_factory=dict)
+    request_body: str | None = None
+    response_body: str | None = None
+    body_encoding: Literal["utf-8", "base64"] = "utf-8"
+    request_bytes: int = 0
+    response_bytes: int = 0
+    truncated: bool = Field(default=False, description="a body was cut at the max_body cap")
+    conversation_key: str | None = Field(
+        default=None, description="hash of the request's turns plus the reply"
+    )

@@ -1,0 +1,171 @@
+"""Secret removal: everything the capture writes passes through a Redactor first.
+
+Three layers, because a key can hide in more than one place:
+1. header values whose names are secret (defaults plus user names, plus any name that
+   contains key/token/secret/auth/cookie/password),
+2. query parameters with secret names, and JSON paths in bodies (defaults plus user paths),
+3. every secret value found in 1. and 2. is then scrubbed out of every stored string
+   (bodies, error messages, messages), so a key echoed back in an error body is gone too.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+REDACTED = "[REDACTED]"
+
+DEFAULT_HEADERS = frozenset(
+    {
+        "authorization",
+        "proxy-authorization",
+        "x-api-key",
+        "api-key",
+        "cookie",
+        "set-cookie",
+        "x-goog-api-key",
+    }
+)
+# Any header or query parameter whose name contains one of these is treated as a secret.
+SECRET_NAME = re.compile(r"key|token|secret|auth|cookie|passw|signature|credential", re.I)
+DEFAULT_QUERY = frozenset({"key", "api_key", "apikey", "api-key", "access_token", "token", "sig"})
+DEFAULT_JSON_PATHS = ("api_key", "apiKey")
+# Secrets shorter than this are not scrubbed from free text: replacing "ab" everywhere
+# would shred bodies, and such short values are not real API keys.
+MIN_SCRUB_LEN = 8
+# Secret values remembered for scrubbing; rotating cookies must not grow this forever.
+MAX_REMEMBERED = 256
+
+
+@dataclass
+class Redactor:
+    """Configured secret remover. `found` holds recent secret values (memory only)."""
+
+    headers: frozenset[str] = DEFAULT_HEADERS
+    query: frozenset[str] = DEFAULT_QUERY
+    json_paths: tuple[tuple[str, ...], ...] = tuple((p,) for p in DEFAULT_JSON_PATHS)
+    found: dict[str, None] = field(default_factory=dict)
+
+    @classmethod
+    def build(
+        cls,
+        extra_headers: Iterable[str] = (),
+        extra_query: Iterable[str] = (),
+        extra_json_paths: Iterable[str] = (),
+    ) -> Redactor:
+        """A redactor with the defaults plus user-configured names and dotted JSON paths."""
+        paths = [*DEFAULT_JSON_PATHS, *extra_json_paths]
+        return cls(
+            headers=DEFAULT_HEADERS | {h.strip().lower() for h in extra_headers if h.strip()},
+            query=DEFAULT_QUERY | {q.strip().lower() for q in extra_query if q.strip()},
+            json_paths=tuple(tuple(p.split(".")) for p in paths if p.strip()),
+        )
+
+    def is_secret_header(self, name: str) -> bool:
+        lname = name.lower()
+        return lname in self.headers or bool(SECRET_NAME.search(lname))
+
+    def is_secret_param(self, name: str) -> bool:
+        lname = name.lower()
+        return lname in self.query or bool(SECRET_NAME.search(lname))
+
+    def _remember(self, value: str) -> None:
+        # "Bearer sk-..." also leaks as the bare key, so remember the parts too.
+        for item in (value.strip(), *value.split()):
+            if len(item) >= MIN_SCRUB_LEN:
+                self.found.pop(item, None)
+                self.found[item] = None
+        while len(self.found) > MAX_REMEMBERED:
+            self.found.pop(next(iter(self.found)))
+
+    def redact_headers(self, headers: Iterable[tuple[str, str]]) -> dict[str, str]:
+        """Header pairs -> dict (repeated names joined by ', ') with secret values replaced."""
+        out: dict[str, str] = {}
+        for name, value in headers:
+            lname = name.lower()
+            if self.is_secret_header(lname):
+                self._remember(value)
+                value = REDACTED
+            out[lname] = f"{out[lname]}, {value}" if lname in out else value
+        return out
+
+    def redact_url(self, url: str) -> str:
+        """URL or path with secret query parameter values replaced."""
+        parts = urlsplit(url)
+        if not parts.query:
+            return url
+        pairs = parse_qsl(parts.query, keep_blank_values=True)
+        clean = []
+        for name, value in pairs:
+            if self.is_secret_param(name):
+                self._remember(value)
+                value = REDACTED
+            clean.append((name, value))
+        return urlunsplit(parts._replace(query=urlencode(clean, safe="[]")))
+
+    def redact_json(self, value: Any) -> tuple[Any, bool]:
+        """Remove configured JSON paths (`*` matches any key or index). Returns (value, changed)."""
+        changed = False
+        for path in self.json_paths:
+            changed |= self._redact_path(value, path)
+        return value, changed
+
+    def _redact_path(self, node: Any, path: tuple[str, ...]) -> bool:
+        if not path:
+            return False
+        head, rest = path[0], path[1:]
+        children: list[tuple[Any, Any]]
+        if isinstance(node, dict):
+            keys = list(node) if head == "*" else [head] if head in node else []
+            children = [(node, k) for k in keys]
+        elif isinstance(node, list):
+            idx = range(len(node)) if head == "*" else [int(head)] if head.isdigit() else []
+            children = [(node, i) for i in idx if i < len(node)]
+        else:
+            return False
+        changed = False
+        for parent, key in children:
+            if rest:
+                changed |= self._redact_path(parent[key], rest)
+            else:
+                if isinstance(parent[key], str):
+                    self._remember(parent[key])
+                parent[key] = REDACTED
+                changed = True
+        return changed
+
+    def scrub(self, text: str | None) -> str | None:
+        """Replace every secret value seen so far inside free text."""
+        if not text or not self.found:
+            return text
+        for secret in sorted(self.found, key=len, reverse=True):
+            if secret in text:
+                text = text.replace(secret, REDACTED)
+        return text
+
+    def scrub_value(self, value: Any) -> Any:
+        """scrub() applied to every string inside a JSON-like value (keys included)."""
+        if not self.found:
+            return value
+        if isinstance(value, str):
+            return self.scrub(value)
+        if isinstance(value, list):
+            return [self.scrub_value(v) for v in value]
+        if isinstance(value, dict):
+            return {self.scrub(k): self.scrub_value(v) for k, v in value.items()}
+        return value
+
+    def redact_body(self, text: str) -> str:
+        """A body with JSON paths removed (re-serialised only when something changed)."""
+        try:
+            doc = json.loads(text)
+        except ValueError:
+            return self.scrub(text) or text
+        doc, changed = self.redact_json(doc)
+        if changed:
+            text = json.dumps(doc, ensure_ascii=False)
+        return self.scrub(text) or text
