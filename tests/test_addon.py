@@ -72,7 +72,7 @@ def play(addon, flow, body, response_body, chunk=7, status=200):
     flow.request.stream(b"")
     assert sent == body
     if response_body is None:
-        flow.error = tflow.terr(b"peer closed connection")
+        flow.error = tflow.terr("peer closed connection")
         addon.error(flow)
         return b""
     flow.response = tutils.tresp(
@@ -95,7 +95,7 @@ def capture(tmp_path):
 def run_addon(capture, plays, **options):
     addon = ToolproxyCapture()
     with taddons.context(addon) as tctx:
-        tctx.configure(addon, toolproxy_capture=str(capture), toolproxy_flush_interval=0.05, **options)
+        tctx.configure(addon, toolproxy_capture=str(capture), toolproxy_flush_interval="0.05", **options)
         results = [play(addon, *p) for p in plays]
         addon.done()
     return addon, results
@@ -149,8 +149,9 @@ def test_bad_options_raise_options_error(capture):
     with taddons.context(addon) as tctx:
         tctx.configure(addon, toolproxy_capture=str(capture))
         for bad in (
-            {"toolproxy_flush_interval": 0.0},
-            {"toolproxy_flush_interval": 11.0},
+            {"toolproxy_flush_interval": "0"},
+            {"toolproxy_flush_interval": "11"},
+            {"toolproxy_flush_interval": "soon"},
             {"toolproxy_max_body": -1},
             {"toolproxy_session_header": " "},
             {"toolproxy_redact_json": ["a..b"]},
@@ -172,7 +173,7 @@ def test_capture_path_that_is_a_file_is_rejected(tmp_path):
 def test_hook_failure_is_counted_and_the_flow_is_untouched(capture):
     addon = ToolproxyCapture()
     with taddons.context(addon) as tctx:
-        tctx.configure(addon, toolproxy_capture=str(capture), toolproxy_flush_interval=0.05)
+        tctx.configure(addon, toolproxy_capture=str(capture), toolproxy_flush_interval="0.05")
         flow = tflow.tflow(resp=True)
         flow.metadata = None  # type: ignore[assignment]  # any hook error must be swallowed
         before = flow.response.content
@@ -188,10 +189,10 @@ def test_response_submitted_once_even_if_error_follows(capture):
     body, resp = json.dumps(CHAT_REQUEST).encode(), json.dumps(CHAT_RESPONSE).encode()
     addon = ToolproxyCapture()
     with taddons.context(addon) as tctx:
-        tctx.configure(addon, toolproxy_capture=str(capture), toolproxy_flush_interval=0.05)
+        tctx.configure(addon, toolproxy_capture=str(capture), toolproxy_flush_interval="0.05")
         flow, b, r = make_flow(body, resp)
         play(addon, flow, b, r)
-        flow.error = tflow.terr(b"client disconnected")
+        flow.error = tflow.terr("client disconnected")
         addon.error(flow)
         addon.done()
     _, rows = store.query(capture, "SELECT count(*) FROM exchanges")

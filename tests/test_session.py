@@ -41,6 +41,13 @@ def test_exact_resend_is_a_retry_of_the_same_session():
     assert t.assign({}, [SYS, USER], CALL)[:2] == ("s0", "retry")
 
 
+def test_same_turns_to_another_model_is_another_session():
+    t = tracker()
+    t.assign({}, [SYS, USER], None, model="a")
+    assert t.assign({}, [SYS, USER], CALL, model="b")[:2] == ("s1", "new")
+    assert t.assign({}, [SYS, USER], CALL, model="a")[:2] == ("s0", "retry")
+
+
 def test_explicit_header_wins_and_is_remembered():
     t = tracker()
     sid, source, _ = t.assign({"x-toolproxy-session": "mine"}, [SYS, USER], CALL)

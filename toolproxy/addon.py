@@ -51,8 +51,8 @@ class ToolproxyCapture:
         )
         loader.add_option(
             "toolproxy_flush_interval",
-            float,
-            0.5,
+            str,  # mitmproxy options have no float type; parsed in configure()
+            "0.5",
             "Seconds between flushes to disk; a kill -9 loses at most this window (0.01-10).",
         )
         loader.add_option(
@@ -96,7 +96,13 @@ class ToolproxyCapture:
             opts.listen_host = "127.0.0.1"
         if not any(name.startswith("toolproxy_") for name in updated):
             return
-        interval = opts.toolproxy_flush_interval
+        try:
+            interval = float(opts.toolproxy_flush_interval)
+        except ValueError:
+            raise exceptions.OptionsError(
+                f"toolproxy_flush_interval must be a number of seconds, "
+                f"got {opts.toolproxy_flush_interval!r}"
+            ) from None
         if not 0.01 <= interval <= 10:
             raise exceptions.OptionsError(
                 f"toolproxy_flush_interval must be between 0.01 and 10 seconds, got {interval}"
@@ -146,7 +152,7 @@ class ToolproxyCapture:
                 opts.toolproxy_redact_headers, opts.toolproxy_redact_query, opts.toolproxy_redact_json
             ),
             SessionTracker(opts.toolproxy_session_header),
-            flush_interval=opts.toolproxy_flush_interval,
+            flush_interval=float(opts.toolproxy_flush_interval),
             run_info={
                 "mode": ",".join(opts.mode),
                 "listen": f"{opts.listen_host or '*'}:{opts.listen_port or 8080}",

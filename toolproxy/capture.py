@@ -132,6 +132,7 @@ def build_rows(
         resp.reply if resp else None,
         previous_response_id=req.previous_response_id if req else None,
         response_id=resp.response_id if resp else None,
+        model=req.model if req else None,
     )
     error_kind, error_message = classify_error(raw, resp)
     streamed = bool(req and req.stream) or (
@@ -205,10 +206,13 @@ def fallback_rows(raw: RawExchange, proxy_id: str, redactor: Redactor, error: st
     """Minimal rows for an exchange that build_rows could not process: nothing is dropped."""
     req_text, req_b64 = _text(raw.request_body)
     resp_text, resp_b64 = _text(raw.response_body)
+    error_kind, error_message = classify_error(raw, None)
     exchange = Exchange(
         exchange_id=raw.exchange_id,
         proxy_id=proxy_id,
         session_id=f"unassigned-{raw.exchange_id}",
+        error_kind=error_kind,
+        error_message=error_message,
         session_source="new",
         started_at=_dt(raw.started_at),  # type: ignore[arg-type]
         ended_at=_dt(raw.ended_at),

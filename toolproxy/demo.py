@@ -56,7 +56,6 @@ def demo_script() -> Script:
     """The scripted model: a tool call, then an answer; one parallel pair; one bad call."""
     paris = ScriptedCall(name="get_weather", arguments={"city": "Paris", "unit": "celsius"})
     return Script(
-        deterministic=True,
         replies={
             "demo-chat": [Reply(tool_calls=[paris]), Reply(text="It is 18 °C in Paris.")],
             "demo-parallel": [

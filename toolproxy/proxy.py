@@ -65,6 +65,8 @@ class ProxySpec:
     proxy_id: str | None = None
     confdir: str | None = None
     with_addon: bool = True
+    # Without the addon: stream bodies (stream_large_bodies=1) or keep mitmdump's buffering.
+    bare_stream: bool = True
     extra: list[str] = field(default_factory=list)
 
     def argv(self) -> list[str]:
@@ -87,7 +89,8 @@ class ProxySpec:
         if self.confdir:
             argv += ["--set", f"confdir={self.confdir}"]
         if not self.with_addon:
-            return argv + ["--set", "stream_large_bodies=1", *self.extra]
+            streaming = ["--set", "stream_large_bodies=1"] if self.bare_stream else []
+            return argv + streaming + self.extra
         argv += ["-s", str(addon_script())]
         settings = {
             "toolproxy_capture": str(self.capture),
@@ -143,6 +146,10 @@ class RunningProxy:
         )
         try:
             wait_listening(self.spec.host, self.spec.port, self.proc)
+            # mitmdump listens first and exits a moment later on addon/option errors.
+            time.sleep(0.2)
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"mitmdump exited with {self.proc.returncode}")
         except (RuntimeError, TimeoutError) as exc:
             self.kill()
             raise RuntimeError(f"{exc}\n{self.output()}") from None

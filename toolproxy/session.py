@@ -5,7 +5,7 @@ The rule (README "Sessions"), first match wins:
 2. `previous_response` a Responses API request names a `previous_response_id` seen before.
 3. `continued`         the request's turns start with an earlier exchange's turns plus that
                        exchange's reply (the agent appended the reply and went on).
-4. `retry`             the request's turns equal an earlier request's turns exactly.
+4. `retry`             the request's turns and model equal an earlier request's exactly.
 5. `new`               otherwise a fresh session id.
 
 Turns are compared by a chained hash (h_i = sha256(h_{i-1} + turn_i)), so checking every
@@ -69,13 +69,16 @@ class SessionTracker:
         reply: Turn | None,
         previous_response_id: str | None = None,
         response_id: str | None = None,
+        model: str | None = None,
     ) -> Assignment:
         """Pick the session for one exchange and remember it for later requests."""
         hashes = chain_hashes(turns)
-        session, source = self._lookup(headers, hashes, previous_response_id)
+        # A re-send is the same turns to the same model; another model is another run.
+        resend = hashlib.sha256(hashes[-1] + (model or "").encode()).digest() if hashes else None
+        session, source = self._lookup(headers, hashes, resend, previous_response_id)
         key: str | None = None
-        if hashes:
-            self._request.put(hashes[-1], session)
+        if resend is not None:
+            self._request.put(resend, session)
         if reply is not None:
             after = chain_hashes([reply], start=hashes[-1] if hashes else b"")[0]
             self._after_reply.put(after, session)
@@ -85,7 +88,11 @@ class SessionTracker:
         return session, source, key
 
     def _lookup(
-        self, headers: dict[str, str], hashes: list[bytes], previous: str | None
+        self,
+        headers: dict[str, str],
+        hashes: list[bytes],
+        resend: bytes | None,
+        previous: str | None,
     ) -> tuple[str, str]:
         explicit = headers.get(self.header, "").strip()
         if explicit:
@@ -95,6 +102,6 @@ class SessionTracker:
         for h in reversed(hashes):
             if h in self._after_reply:
                 return self._after_reply[h], "continued"
-        if hashes and hashes[-1] in self._request:
-            return self._request[hashes[-1]], "retry"
+        if resend is not None and resend in self._request:
+            return self._request[resend], "retry"
         return self._new_id(), "new"

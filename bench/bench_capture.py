@@ -1,0 +1,197 @@
+"""Capture overhead, side by side in one run: direct vs bare mitmdump vs mitmdump + toolproxy.
+
+    .venv/bin/python bench/bench_capture.py            # full run (a few minutes)
+    .venv/bin/python bench/bench_capture.py --quick    # smaller counts
+
+Three measurements (issue #2 goals in brackets):
+1. latency added per non-streamed call, vs direct and vs bare `mitmdump --set
+   stream_large_bodies=1`  [toolproxy overhead <= 1.10 x bare overhead]
+2. time to first SSE byte with the upstream's first chunk at 30 ms, added vs direct
+   [toolproxy <= +5 ms median; bare default mitmdump buffers the whole stream]
+3. N requests at concurrency 32: rows recorded / requests sent [100 %], throughput vs bare
+   mitmdump [>= 0.9 x]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+
+from toolproxy import store
+from toolproxy.proxy import ProxySpec, RunningProxy, free_port
+from toolproxy.scripted import Reply, Script, ScriptedCall, ScriptedUpstream
+
+BODY = {
+    "model": "bench",
+    "messages": [{"role": "user", "content": "weather in Paris?"}],
+    "tools": [
+        {
+            "type": "function",
+            "function": {
+                "name": "get_weather",
+                "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
+            },
+        }
+    ],
+}
+CALL = ScriptedCall(name="get_weather", arguments={"city": "Paris", "unit": "celsius"})
+
+
+def script() -> Script:
+    return Script(
+        replies={
+            "bench": [Reply(tool_calls=[CALL])],
+            # first chunk at 30 ms, then 10 events 20 ms apart: ~230 ms of stream
+            "bench-sse": [
+                Reply(
+                    text="The weather in Paris is mild today, about 18 degrees.",
+                    text_chunk_size=6,
+                    first_byte_delay_s=0.030,
+                    chunk_delay_s=0.020,
+                )
+            ],
+        }
+    )
+
+
+def pct(values: list[float], q: float) -> float:
+    values = sorted(values)
+    return values[min(len(values) - 1, int(q * len(values)))]
+
+
+def bench_latency(arms: dict[str, str], rounds: int) -> dict[str, list[float]]:
+    """Sequential non-streamed calls, arms interleaved each round so drift hits all alike."""
+    clients = {name: httpx.Client(base_url=url, timeout=30) for name, url in arms.items()}
+    out: dict[str, list[float]] = {name: [] for name in arms}
+    for name, client in clients.items():  # warm up connections
+        for _ in range(20):
+            client.post("/v1/chat/completions", json=BODY).raise_for_status()
+    for _ in range(rounds):
+        for name, client in clients.items():
+            t0 = time.perf_counter()
+            client.post("/v1/chat/completions", json=BODY).raise_for_status()
+            out[name].append((time.perf_counter() - t0) * 1000)
+    for client in clients.values():
+        client.close()
+    return out
+
+
+def bench_ttfb(arms: dict[str, str], rounds: int) -> dict[str, list[float]]:
+    """Time from sending a streamed request to the first body byte."""
+    body = {**BODY, "model": "bench-sse", "stream": True}
+    clients = {name: httpx.Client(base_url=url, timeout=30) for name, url in arms.items()}
+    out: dict[str, list[float]] = {name: [] for name in arms}
+    for _ in range(rounds + 3):
+        for name, client in clients.items():
+            t0 = time.perf_counter()
+            with client.stream("POST", "/v1/chat/completions", json=body) as r:
+                first = None
+                for chunk in r.iter_raw():
+                    if chunk and first is None:
+                        first = time.perf_counter()
+            out[name].append(((first or time.perf_counter()) - t0) * 1000)
+    for client in clients.values():
+        client.close()
+    return {name: values[3:] for name, values in out.items()}  # drop warm-up
+
+
+async def _load(url: str, total: int, concurrency: int) -> tuple[float, int]:
+    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+    ok = 0
+    async with httpx.AsyncClient(base_url=url, timeout=60, limits=limits) as client:
+        queue: asyncio.Queue[int] = asyncio.Queue()
+        for i in range(total):
+            queue.put_nowait(i)
+
+        async def worker() -> None:
+            nonlocal ok
+            while not queue.empty():
+                queue.get_nowait()
+                r = await client.post("/v1/chat/completions", json=BODY)
+                ok += r.status_code == 200
+
+        t0 = time.perf_counter()
+        await asyncio.gather(*(worker() for _ in range(concurrency)))
+        return time.perf_counter() - t0, ok
+
+
+def bench_throughput(arms: dict[str, str], total: int, concurrency: int) -> dict[str, tuple[float, int]]:
+    return {name: asyncio.run(_load(url, total, concurrency)) for name, url in arms.items()}
+
+
+def row(name: str, values: list[float], base: float | None) -> str:
+    med = statistics.median(values)
+    added = f"{med - base:+8.2f}" if base is not None else " " * 8
+    return f"  {name:<28} median {med:8.2f} ms  p90 {pct(values, 0.9):8.2f} ms  added {added} ms"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="smaller counts")
+    parser.add_argument("--rounds", type=int, default=None, help="latency rounds per arm")
+    parser.add_argument("--total", type=int, default=None, help="requests for the load test")
+    args = parser.parse_args()
+    rounds = args.rounds or (100 if args.quick else 400)
+    total = args.total or (1000 if args.quick else 5000)
+    tmp = Path(tempfile.mkdtemp(prefix="toolproxy-bench-"))
+    capture = tmp / "capture"
+    with ScriptedUpstream(script()) as upstream:
+        bare = RunningProxy(ProxySpec(tmp / "unused", upstream.url, port=free_port(), with_addon=False))
+        # bare mitmdump with its defaults buffers whole responses before forwarding
+        buffered = RunningProxy(
+            ProxySpec(tmp / "unused", upstream.url, port=free_port(), with_addon=False,
+                      bare_stream=False)
+        )
+        tool = RunningProxy(ProxySpec(capture, upstream.url, port=free_port()))
+        with bare, buffered, tool:
+            arms = {
+                "direct": upstream.url,
+                "bare mitmdump (streaming)": bare.url,
+                "mitmdump + toolproxy": tool.url,
+            }
+            print(f"1. non-streamed call latency, {rounds} rounds, arms interleaved")
+            lat = bench_latency(arms, rounds)
+            base = statistics.median(lat["direct"])
+            for name, values in lat.items():
+                print(row(name, values, base if name != "direct" else None))
+            bare_add = statistics.median(lat["bare mitmdump (streaming)"]) - base
+            tool_add = statistics.median(lat["mitmdump + toolproxy"]) - base
+            print(
+                f"  toolproxy overhead / bare mitmdump overhead = {tool_add / bare_add:.2f}x"
+                "  (goal <= 1.10)"
+            )
+
+            print(f"\n2. time to first SSE byte, upstream first chunk at 30 ms, {rounds // 4} rounds")
+            ttfb_arms = {**arms, "bare mitmdump (default)": buffered.url}
+            ttfb = bench_ttfb(ttfb_arms, max(20, rounds // 4))
+            base_t = statistics.median(ttfb["direct"])
+            for name, values in ttfb.items():
+                print(row(name, values, base_t if name != "direct" else None))
+            added = statistics.median(ttfb["mitmdump + toolproxy"]) - base_t
+            print(f"  toolproxy added TTFB = {added:+.2f} ms  (goal <= +5 ms)")
+
+            print(f"\n3. {total} requests at concurrency 32")
+            load_arms = {k: v for k, v in arms.items() if k != "direct"}
+            store.compact(capture)
+            _, before = store.query(capture, "SELECT count(*) FROM exchanges")
+            thr = bench_throughput(load_arms, total, 32)
+        _, after = store.query(capture, "SELECT count(*) FROM exchanges")
+    recorded = after[0][0] - before[0][0]
+    rates = {name: total / secs for name, (secs, _) in thr.items()}
+    for name, (secs, ok) in thr.items():
+        print(f"  {name:<28} {rates[name]:8.1f} req/s  ({ok}/{total} OK in {secs:.2f} s)")
+    ratio = rates["mitmdump + toolproxy"] / rates["bare mitmdump (streaming)"]
+    print(f"  throughput toolproxy / bare = {ratio:.2f}x  (goal >= 0.90)")
+    print(f"  rows recorded / requests sent = {recorded}/{total} = {recorded / total:.1%}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
