@@ -17,16 +17,19 @@ from __future__ import annotations
 import argparse
 import asyncio
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
 
 from toolproxy import store
-from toolproxy.proxy import ProxySpec, RunningProxy, free_port
-from toolproxy.scripted import Reply, Script, ScriptedCall, ScriptedUpstream
+from toolproxy.proxy import ProxySpec, RunningProxy, free_port, wait_listening
+from toolproxy.scripted import Reply, Script, ScriptedCall
 
 BODY = {
     "model": "bench",
@@ -59,6 +62,25 @@ def script() -> Script:
             ],
         }
     )
+
+
+@contextmanager
+def upstream_process(tmp: Path) -> Iterator[str]:
+    """The scripted upstream in its own process, so it does not share the client's GIL."""
+    path = tmp / "script.json"
+    path.write_text(script().model_dump_json())
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "toolproxy.cli", "upstream", "--script", str(path), "--port",
+         str(port)],
+        stdout=subprocess.DEVNULL,
+    )
+    try:
+        wait_listening("127.0.0.1", port, proc)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        proc.terminate()
+        proc.wait()
 
 
 def pct(values: list[float], q: float) -> float:
@@ -122,8 +144,16 @@ async def _load(url: str, total: int, concurrency: int) -> tuple[float, int]:
         return time.perf_counter() - t0, ok
 
 
-def bench_throughput(arms: dict[str, str], total: int, concurrency: int) -> dict[str, tuple[float, int]]:
-    return {name: asyncio.run(_load(url, total, concurrency)) for name, url in arms.items()}
+def bench_throughput(
+    arms: dict[str, str], total: int, concurrency: int, slices: int = 5
+) -> dict[str, tuple[float, int]]:
+    """`total` requests per arm, sent in slices that alternate between arms (less drift)."""
+    out = {name: (0.0, 0) for name in arms}
+    for _ in range(slices):
+        for name, url in arms.items():
+            secs, ok = asyncio.run(_load(url, total // slices, concurrency))
+            out[name] = (out[name][0] + secs, out[name][1] + ok)
+    return out
 
 
 def row(name: str, values: list[float], base: float | None) -> str:
@@ -142,17 +172,17 @@ def main() -> int:
     total = args.total or (1000 if args.quick else 5000)
     tmp = Path(tempfile.mkdtemp(prefix="toolproxy-bench-"))
     capture = tmp / "capture"
-    with ScriptedUpstream(script()) as upstream:
-        bare = RunningProxy(ProxySpec(tmp / "unused", upstream.url, port=free_port(), with_addon=False))
+    with upstream_process(tmp) as upstream:
+        bare = RunningProxy(ProxySpec(tmp / "unused", upstream, port=free_port(), with_addon=False))
         # bare mitmdump with its defaults buffers whole responses before forwarding
         buffered = RunningProxy(
-            ProxySpec(tmp / "unused", upstream.url, port=free_port(), with_addon=False,
+            ProxySpec(tmp / "unused", upstream, port=free_port(), with_addon=False,
                       bare_stream=False)
         )
-        tool = RunningProxy(ProxySpec(capture, upstream.url, port=free_port()))
+        tool = RunningProxy(ProxySpec(capture, upstream, port=free_port()))
         with bare, buffered, tool:
             arms = {
-                "direct": upstream.url,
+                "direct": upstream,
                 "bare mitmdump (streaming)": bare.url,
                 "mitmdump + toolproxy": tool.url,
             }

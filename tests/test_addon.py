@@ -92,18 +92,25 @@ def capture(tmp_path):
     return tmp_path / "cap"
 
 
-def run_addon(capture, plays, **options):
+def run_addon(capture, plays, worker=False, **options):
     addon = ToolproxyCapture()
     with taddons.context(addon) as tctx:
-        tctx.configure(addon, toolproxy_capture=str(capture), toolproxy_flush_interval="0.05", **options)
+        tctx.configure(
+            addon,
+            toolproxy_capture=str(capture),
+            toolproxy_flush_interval="0.05",
+            toolproxy_worker=worker,
+            **options,
+        )
         results = [play(addon, *p) for p in plays]
         addon.done()
     return addon, results
 
 
-def test_records_a_chat_exchange_and_passes_bytes_through(capture):
+@pytest.mark.parametrize("worker", [True, False], ids=["worker-process", "thread"])
+def test_records_a_chat_exchange_and_passes_bytes_through(capture, worker):
     body, resp = json.dumps(CHAT_REQUEST).encode(), json.dumps(CHAT_RESPONSE).encode()
-    _, (got,) = run_addon(capture, [make_flow(body, resp)])
+    _, (got,) = run_addon(capture, [make_flow(body, resp)], worker=worker)
     assert got == resp
     cols, rows = store.query(
         capture,
@@ -173,7 +180,12 @@ def test_capture_path_that_is_a_file_is_rejected(tmp_path):
 def test_hook_failure_is_counted_and_the_flow_is_untouched(capture):
     addon = ToolproxyCapture()
     with taddons.context(addon) as tctx:
-        tctx.configure(addon, toolproxy_capture=str(capture), toolproxy_flush_interval="0.05")
+        tctx.configure(
+            addon,
+            toolproxy_capture=str(capture),
+            toolproxy_flush_interval="0.05",
+            toolproxy_worker=False,
+        )
         flow = tflow.tflow(resp=True)
         flow.metadata = None  # type: ignore[assignment]  # any hook error must be swallowed
         before = flow.response.content
@@ -189,7 +201,12 @@ def test_response_submitted_once_even_if_error_follows(capture):
     body, resp = json.dumps(CHAT_REQUEST).encode(), json.dumps(CHAT_RESPONSE).encode()
     addon = ToolproxyCapture()
     with taddons.context(addon) as tctx:
-        tctx.configure(addon, toolproxy_capture=str(capture), toolproxy_flush_interval="0.05")
+        tctx.configure(
+            addon,
+            toolproxy_capture=str(capture),
+            toolproxy_flush_interval="0.05",
+            toolproxy_worker=False,
+        )
         flow, b, r = make_flow(body, resp)
         play(addon, flow, b, r)
         flow.error = tflow.terr("client disconnected")

@@ -18,9 +18,8 @@ from pathlib import Path
 from mitmproxy import ctx, exceptions, http
 
 from toolproxy.recorder import Recorder
-from toolproxy.redact import Redactor
-from toolproxy.session import SessionTracker
 from toolproxy.tap import BodyTap, RawExchange
+from toolproxy.worker import RecorderConfig, RecorderProcess
 
 log = logging.getLogger("toolproxy")
 
@@ -41,7 +40,7 @@ class ToolproxyCapture:
     """Records every HTTP flow into a toolproxy capture without altering it."""
 
     def __init__(self) -> None:
-        self.recorder: Recorder | None = None
+        self.recorder: Recorder | RecorderProcess | None = None
         self._config: tuple[object, ...] | None = None
         self.hook_errors = 0
 
@@ -88,6 +87,12 @@ class ToolproxyCapture:
         loader.add_option(
             "toolproxy_proxy_id", str, "", "Id of this proxy in the capture (default: host-pid-rand)."
         )
+        loader.add_option(
+            "toolproxy_worker",
+            bool,
+            True,
+            "Parse and write in a separate process (off mitmproxy's GIL); false: a thread.",
+        )
 
     def configure(self, updated: set[str]) -> None:
         opts = ctx.options
@@ -125,6 +130,7 @@ class ToolproxyCapture:
             tuple(opts.toolproxy_redact_query),
             tuple(opts.toolproxy_redact_json),
             opts.toolproxy_proxy_id,
+            opts.toolproxy_worker,
         )
         if config == self._config:
             return
@@ -145,28 +151,30 @@ class ToolproxyCapture:
         proxy_id = opts.toolproxy_proxy_id or (
             f"{socket.gethostname()}-{os.getpid()}-{secrets.token_hex(3)}"
         )
-        self.recorder = Recorder(
-            capture,
-            proxy_id,
-            Redactor.build(
-                opts.toolproxy_redact_headers, opts.toolproxy_redact_query, opts.toolproxy_redact_json
-            ),
-            SessionTracker(opts.toolproxy_session_header),
+        config = RecorderConfig(
+            capture_dir=capture,
+            proxy_id=proxy_id,
             flush_interval=float(opts.toolproxy_flush_interval),
+            session_header=opts.toolproxy_session_header,
+            redact_headers=tuple(opts.toolproxy_redact_headers),
+            redact_query=tuple(opts.toolproxy_redact_query),
+            redact_json=tuple(opts.toolproxy_redact_json),
             run_info={
                 "mode": ",".join(opts.mode),
                 "listen": f"{opts.listen_host or '*'}:{opts.listen_port or 8080}",
             },
-            log=log.warning,
         )
+        if opts.toolproxy_worker:
+            self.recorder = RecorderProcess(config, log=log.warning)
+        else:
+            self.recorder = config.build(log.warning)
         self.recorder.start()
         log.info(f"toolproxy: recording into {capture} as {proxy_id}")
 
     def _fail(self, where: str, exc: BaseException) -> None:
         self.hook_errors += 1
         if self.recorder is not None:
-            self.recorder.internal_errors += 1
-            self.recorder.warn_once(f"hook:{where}", f"addon hook {where} failed: {exc!r}")
+            self.recorder.count_error(f"hook:{where}", f"addon hook {where} failed: {exc!r}")
 
     def requestheaders(self, flow: http.HTTPFlow) -> None:
         try:

@@ -126,6 +126,19 @@ def wait_listening(host: str, port: int, proc: subprocess.Popen[bytes], timeout:
     raise TimeoutError(f"mitmdump did not listen on {host}:{port} within {timeout:.0f}s")
 
 
+def child_pids(pid: int) -> list[int]:
+    """Direct children of `pid` (Linux /proc; empty elsewhere)."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            found.append(int(stat.parent.name))
+    return found
+
+
 class RunningProxy:
     """A mitmdump child process; use as a context manager (tests, demo, benchmarks)."""
 
@@ -175,11 +188,16 @@ class RunningProxy:
                 self.proc.wait()
         return self.output()
 
-    def kill(self) -> None:
-        """SIGKILL, as a crash would."""
+    def kill(self, wait_children: float = 10.0) -> None:
+        """SIGKILL mitmdump, as a crash would, then wait for its orphaned recorder to finish."""
         if self.proc is not None and self.proc.poll() is None:
+            children = child_pids(self.proc.pid)
             self.proc.kill()
             self.proc.wait()
+            deadline = time.monotonic() + wait_children
+            while children and time.monotonic() < deadline:
+                children = [pid for pid in children if Path(f"/proc/{pid}").exists()]
+                time.sleep(0.05)
 
     def __enter__(self) -> RunningProxy:
         return self.start()

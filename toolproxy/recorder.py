@@ -75,6 +75,11 @@ class Recorder:
         self._queue.put(_STOP)
         self._thread.join(timeout)
 
+    def count_error(self, kind: str, message: str) -> None:
+        """Count a failure reported from outside (e.g. an addon hook); log it once per kind."""
+        self.internal_errors += 1
+        self.warn_once(kind, message)
+
     def warn_once(self, kind: str, message: str) -> None:
         """Log the first occurrence of each kind of failure; later ones are only counted."""
         if kind not in self._logged:
