@@ -204,8 +204,8 @@ def build_rows(
 
 def fallback_rows(raw: RawExchange, proxy_id: str, redactor: Redactor, error: str) -> Rows:
     """Minimal rows for an exchange that build_rows could not process: nothing is dropped."""
-    req_text, req_b64 = _text(raw.request_body)
-    resp_text, resp_b64 = _text(raw.response_body)
+    req_text, req_b64 = _text(raw.request_body or b"")
+    resp_text, resp_b64 = _text(raw.response_body or b"")
     error_kind, error_message = classify_error(raw, None)
     exchange = Exchange(
         exchange_id=raw.exchange_id,
@@ -225,8 +225,8 @@ def fallback_rows(raw: RawExchange, proxy_id: str, redactor: Redactor, error: st
         status_code=raw.status_code,
         parse_status="error",
         parse_error=f"internal error: {error}",
-        request_headers=redactor.redact_headers(raw.request_headers),
-        response_headers=redactor.redact_headers(raw.response_headers),
+        request_headers=redactor.redact_headers(raw.request_headers or []),
+        response_headers=redactor.redact_headers(raw.response_headers or []),
         request_body=req_text if req_b64 else redactor.redact_body(req_text),
         response_body=resp_text,
         body_encoding="base64" if (req_b64 or resp_b64) else "utf-8",

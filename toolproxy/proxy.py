@@ -83,8 +83,6 @@ class ProxySpec:
             # mitmdump's own flow log prints URLs, which can carry keys: keep it quiet.
             "--set",
             "flow_detail=0",
-            "--set",
-            "termlog_verbosity=warn",
         ]
         if self.confdir:
             argv += ["--set", f"confdir={self.confdir}"]
@@ -126,6 +124,9 @@ def wait_listening(host: str, port: int, proc: subprocess.Popen[bytes], timeout:
     raise TimeoutError(f"mitmdump did not listen on {host}:{port} within {timeout:.0f}s")
 
 
+STARTUP_ERRORS = ("error in script", "Addon error", "Error logged during startup")
+
+
 def child_pids(pid: int) -> list[int]:
     """Direct children of `pid` (Linux /proc; empty elsewhere)."""
     found = []
@@ -155,18 +156,34 @@ class RunningProxy:
 
     def start(self) -> RunningProxy:
         self.proc = subprocess.Popen(
-            self.spec.argv(), stdout=self._out, stderr=subprocess.STDOUT, env=os.environ.copy()
+            self.spec.argv(),
+            stdout=self._out,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},  # output readable as it happens
         )
         try:
             wait_listening(self.spec.host, self.spec.port, self.proc)
-            # mitmdump listens first and exits a moment later on addon/option errors.
-            time.sleep(0.2)
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"mitmdump exited with {self.proc.returncode}")
+            self._wait_started()
         except (RuntimeError, TimeoutError) as exc:
             self.kill()
             raise RuntimeError(f"{exc}\n{self.output()}") from None
         return self
+
+    def _wait_started(self, timeout: float = 30.0) -> None:
+        """mitmdump binds its port before it has loaded the addon, and exits a moment after
+        "listening at" when the addon or an option failed: wait for that verdict."""
+        if self._out is None:
+            return
+        deadline = time.monotonic() + timeout
+        assert self.proc is not None
+        while "listening at" not in self.output() and self.proc.poll() is None:
+            if time.monotonic() > deadline:
+                raise TimeoutError("mitmdump did not report listening")
+            time.sleep(0.02)
+        if any(m in self.output() for m in STARTUP_ERRORS):
+            self.proc.wait(10)
+        if self.proc.poll() is not None:
+            raise RuntimeError(f"mitmdump exited with {self.proc.returncode}")
 
     def output(self) -> str:
         """What the child printed so far."""

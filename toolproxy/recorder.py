@@ -51,7 +51,7 @@ class Recorder:
         self._log = log
         self._logged: set[str] = set()
         self._queue: queue.SimpleQueue[Any] = queue.SimpleQueue()
-        self._writer = SegmentWriter(self.capture_dir, proxy_id)
+        self._writer: SegmentWriter | None = None  # made at first flush: may fail, then retried
         self._thread = threading.Thread(target=self._run, name="toolproxy-recorder", daemon=True)
         self._pending: Rows = defaultdict(list)
         self.exchanges = 0
@@ -155,6 +155,8 @@ class Recorder:
         if not any(self._pending.values()):
             return
         try:
+            if self._writer is None:
+                self._writer = SegmentWriter(self.capture_dir, self.proxy_id)
             self._writer.write(dict(self._pending))
         except OSError as exc:
             # Keep the rows and try again next window; only give up past a memory bound.

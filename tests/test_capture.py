@@ -1,0 +1,168 @@
+import base64
+import gzip
+import json
+
+from toolproxy.capture import build_rows, classify_error, decode_tps, fallback_rows
+from toolproxy.records import ParsedResponse
+from toolproxy.redact import REDACTED, Redactor
+from toolproxy.session import SessionTracker
+from toolproxy.tap import RawExchange
+
+KEY = "sk-capture-secret-123456"
+REQUEST = {
+    "model": "gpt-x",
+    "temperature": 0.2,
+    "tool_choice": "auto",
+    "messages": [{"role": "user", "content": "weather?"}],
+    "tools": [
+        {
+            "type": "function",
+            "function": {"name": "get_weather", "parameters": {"type": "object"}},
+        }
+    ],
+}
+RESPONSE = {
+    "id": "c1",
+    "model": "gpt-x-1",
+    "choices": [
+        {
+            "index": 0,
+            "message": {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {"id": "call_1", "type": "function",
+                     "function": {"name": "get_weather", "arguments": '{"city":"Oslo"}'}}
+                ],
+            },
+            "finish_reason": "tool_calls",
+        }
+    ],
+    "usage": {"prompt_tokens": 12, "completion_tokens": 8, "total_tokens": 20},
+}
+
+
+def raw(**kw) -> RawExchange:
+    base = dict(
+        exchange_id="ex1",
+        started_at=100.0,
+        method="POST",
+        scheme="https",
+        host="api.example.com",
+        port=443,
+        path="/v1/chat/completions",
+        request_headers=[("authorization", f"Bearer {KEY}"), ("content-type", "application/json")],
+        request_body=json.dumps(REQUEST).encode(),
+        request_size=10,
+        request_end=100.1,
+        status_code=200,
+        response_headers=[("content-type", "application/json")],
+        response_started=100.5,
+        response_body=json.dumps(RESPONSE).encode(),
+        response_size=20,
+        first_byte=100.6,
+        last_byte=100.9,
+        ended_at=101.1,
+    )
+    base.update(kw)
+    return RawExchange(**base)
+
+
+def build(r, redactor=None, tracker=None):
+    return build_rows(r, "proxy-1", redactor or Redactor.build(), tracker or SessionTracker())
+
+
+def test_rows_for_a_chat_exchange():
+    exchange, rows = build(raw())
+    ex = rows["exchanges"][0]
+    assert ex["wire_format"] == "openai_chat" and ex["parse_status"] == "ok"
+    assert ex["model_requested"] == "gpt-x" and ex["model_returned"] == "gpt-x-1"
+    assert ex["request_params"] == {"temperature": 0.2, "tool_choice": "auto"}
+    assert ex["ttfb_ms"] == 500.0 and ex["latency_ms"] == 1100.0
+    assert ex["decode_tps"] == round(8 / 1.0, 3)  # not streamed: request end -> response end
+    assert ex["request_headers"]["authorization"] == REDACTED
+    assert ex["input_tokens"] == 12 and ex["output_tokens"] == 8
+    assert ex["session_source"] == "new" and ex["conversation_key"]
+    call = rows["tool_calls"][0]
+    assert call["exchange_id"] == "ex1" and call["session_id"] == ex["session_id"]
+    assert call["arguments"] == {"city": "Oslo"} and call["arguments_raw"] == '{"city":"Oslo"}'
+    assert rows["tools_offered"][0]["name"] == "get_weather"
+    assert rows["tool_results"] == []
+    assert exchange.exchange_id == "ex1"
+
+
+def test_keys_are_scrubbed_from_every_row_even_when_echoed():
+    echoed = {"error": {"message": f"Incorrect API key provided: {KEY}"}}
+    _, rows = build(raw(status_code=401, response_body=json.dumps(echoed).encode(),
+                        path=f"/v1/chat/completions?key={KEY}"))
+    assert KEY not in json.dumps(rows)
+    ex = rows["exchanges"][0]
+    assert ex["error_kind"] == "http_4xx" and REDACTED in ex["error_message"]
+
+
+def test_gzip_response_is_decoded_before_parsing():
+    body = gzip.compress(json.dumps(RESPONSE).encode())
+    _, rows = build(raw(response_body=body,
+                        response_headers=[("content-type", "application/json"),
+                                          ("content-encoding", "gzip")]))
+    assert rows["exchanges"][0]["parse_status"] == "ok"
+    assert rows["tool_calls"][0]["name"] == "get_weather"
+
+
+def test_binary_body_is_kept_as_base64():
+    blob = bytes(range(256))
+    _, rows = build(raw(method="GET", path="/file", request_body=b"", response_body=blob,
+                        response_headers=[("content-type", "application/octet-stream")]))
+    ex = rows["exchanges"][0]
+    assert ex["body_encoding"] == "base64" and base64.b64decode(ex["response_body"]) == blob
+    assert ex["wire_format"] == "unknown" and ex["parse_status"] == "unparsed"
+
+
+def test_truncated_body_is_flagged():
+    _, rows = build(raw(response_body=json.dumps(RESPONSE).encode()[:40], truncated=True))
+    ex = rows["exchanges"][0]
+    assert ex["truncated"] and "max_body" in ex["parse_error"]
+
+
+def test_sessions_chain_across_build_calls():
+    tracker = SessionTracker()
+    _, first = build(raw(), tracker=tracker)
+    follow = dict(REQUEST)
+    follow["messages"] = REQUEST["messages"] + [
+        RESPONSE["choices"][0]["message"],
+        {"role": "tool", "tool_call_id": "call_1", "content": "sunny"},
+    ]
+    _, second = build(raw(exchange_id="ex2", request_body=json.dumps(follow).encode()), tracker=tracker)
+    assert second["exchanges"][0]["session_id"] == first["exchanges"][0]["session_id"]
+    assert second["exchanges"][0]["session_source"] == "continued"
+    assert second["tool_results"][0]["call_id"] == "call_1"
+
+
+def test_classify_error_kinds():
+    def r(**kw):
+        return raw(**kw)
+
+    assert classify_error(r(error="[Errno 111] Connection refused", status_code=None), None)[0] == "connect_failed"
+    assert classify_error(r(error="Server timed out"), None)[0] == "timeout"
+    assert classify_error(r(error="peer closed connection"), None)[0] == "connection_reset"
+    assert classify_error(r(error="something odd"), None)[0] == "upstream_error"
+    assert classify_error(r(status_code=503), None) == ("http_5xx", "HTTP 503")
+    assert classify_error(r(status_code=404), ParsedResponse(error="nope")) == ("http_4xx", "nope")
+    assert classify_error(r(), ParsedResponse(complete=False))[0] == "stream_cut"
+    assert classify_error(r(), ParsedResponse()) == (None, None)
+
+
+def test_decode_tps_rules():
+    streamed = raw(first_byte=1.0, last_byte=3.0)
+    assert decode_tps(streamed, True, 10) == 5.0
+    assert decode_tps(streamed, True, None) is None
+    assert decode_tps(raw(first_byte=1.0, last_byte=1.0), True, 10) is None
+    assert decode_tps(raw(request_end=1.0, ended_at=2.0), False, 4) == 4.0
+
+
+def test_fallback_rows_keep_the_raw_exchange_without_secrets():
+    rows = fallback_rows(raw(error="peer closed connection"), "p", Redactor.build(), "boom")
+    ex = rows["exchanges"][0]
+    assert ex["parse_status"] == "error" and "boom" in ex["parse_error"]
+    assert ex["error_kind"] == "connection_reset"
+    assert KEY not in json.dumps(rows)
