@@ -31,7 +31,8 @@ def canonical_json(value: Any) -> str:
 
 def schema_hash(schema: Any) -> str:
     """Stable 16-hex-digit hash of a JSON Schema (key order and whitespace do not matter)."""
-    return hashlib.sha256(canonical_json(schema).encode()).hexdigest()[:16]
+    # surrogatepass: a schema may carry a lone "\ud800" escape; hash it rather than fail.
+    return hashlib.sha256(canonical_json(schema).encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
 class ToolOffered(BaseModel):

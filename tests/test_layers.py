@@ -1,0 +1,45 @@
+"""Pure core, thin adapters: importing the core loads no SDK (harlequin's check)."""
+
+import subprocess
+import sys
+
+import pytest
+
+CORE = [
+    "toolproxy.records",
+    "toolproxy.wire",
+    "toolproxy.redact",
+    "toolproxy.session",
+    "toolproxy.tap",
+    "toolproxy.capture",
+    "toolproxy.segments",
+    "toolproxy.recorder",
+    "toolproxy.worker",
+]
+SDKS = ["mitmproxy", "duckdb", "openai", "mcp", "textual", "anthropic"]
+
+
+@pytest.mark.parametrize("module", CORE)
+def test_core_module_imports_no_sdk(module):
+    code = (
+        f"import sys, {module}; "
+        f"print(','.join(m for m in {SDKS!r} if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "", f"{module} pulled in {out.stdout.strip()}"
+
+
+def test_only_the_store_imports_duckdb_and_only_the_addon_mitmproxy():
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent / "toolproxy"
+    for sdk, allowed in (("duckdb", {"store.py"}), ("mitmproxy", {"addon.py"})):
+        users = {
+            p.name
+            for p in root.rglob("*.py")
+            if any(
+                line.startswith((f"import {sdk}", f"from {sdk}"))
+                for line in p.read_text().splitlines()
+            )
+        }
+        assert users <= allowed, (sdk, users)

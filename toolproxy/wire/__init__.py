@@ -1,0 +1,212 @@
+"""Wire parsers: model API requests and responses (streamed or not) into typed records.
+
+Pure: no I/O and no SDK imports. The capture layer calls decode_body on each body, then
+parse_exchange; every outcome, malformed input included, comes back as a WireResult.
+
+parse_status is 'unparsed' for an endpoint that is not a known model API; 'error' when a
+body that must be JSON is not (the other side is still parsed and kept); 'partial' when
+the response was cut short (stream without its terminator, connection closed mid-body, no
+response at all) or some stream events did not parse; otherwise 'ok'. An API error body
+(``{"error": ...}``, or any 4xx/5xx body) is 'ok' with ParsedResponse.error set. A tool
+call whose arguments do not parse is still 'ok': the ToolCall carries the parse_error.
+parse_error lists each problem, prefixed 'request:' or 'response:'.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from toolproxy.records import (
+    ParsedRequest,
+    ParsedResponse,
+    ParseStatus,
+    WireFormat,
+    WireResult,
+)
+from toolproxy.wire import anthropic, openai_chat, openai_responses
+from toolproxy.wire.body import decode_body
+from toolproxy.wire.common import (
+    Codec,
+    decode_stream,
+    load_json,
+    parse_arguments,
+    reply_turn,
+)
+from toolproxy.wire.sse import SseEvent, iter_sse_events
+
+__all__ = [
+    "SseEvent",
+    "decode_body",
+    "detect_format",
+    "iter_sse_events",
+    "parse_arguments",
+    "parse_exchange",
+]
+
+_CODECS: dict[WireFormat, Codec] = {
+    "openai_chat": openai_chat.CODEC,
+    "openai_responses": openai_responses.CODEC,
+    "anthropic_messages": anthropic.CODEC,
+}
+# What an event-stream body can start with; a JSON body never does.
+_SSE_STARTS = (b"data:", b"event:", b":")
+
+
+def detect_format(method: str, path: str, request_json: object | None = None) -> WireFormat:
+    """Which model API a request is for, from its method and path.
+
+    POST ``.../chat/completions`` is openai_chat, ``.../responses`` openai_responses (not
+    ``.../responses/{id}/...``), ``.../messages`` anthropic_messages (not count_tokens or
+    batches, nor OpenAI's ``/threads/{id}/messages``). Any path prefix and query string is
+    allowed (``/openai/deployments/x/chat/completions?api-version=...``). Vertex AI's
+    ``...:rawPredict`` / ``...:streamRawPredict`` is anthropic_messages when the body has
+    ``anthropic_version`` and ``messages``. Anything else is 'unknown'.
+    """
+    if method.upper() != "POST":
+        return "unknown"
+    path = path.split("?", 1)[0].split("#", 1)[0]
+    segments = [segment.lower() for segment in path.split("/") if segment]
+    last = segments[-1] if segments else ""
+    if last == "completions" and segments[-2:-1] == ["chat"]:
+        return "openai_chat"
+    if last == "responses":
+        return "openai_responses"
+    if last == "messages" and "threads" not in segments:
+        return "anthropic_messages"
+    if (
+        last.endswith((":rawpredict", ":streamrawpredict"))
+        and isinstance(request_json, dict)
+        and "anthropic_version" in request_json
+        and "messages" in request_json
+    ):
+        return "anthropic_messages"
+    return "unknown"
+
+
+def parse_exchange(
+    method: str,
+    path: str,
+    request_body: bytes,
+    response_status: int | None,
+    response_content_type: str | None,
+    response_body: bytes,
+    response_complete: bool = True,
+) -> WireResult:
+    """Parse one exchange; bodies are already content-decoded. Never raises.
+
+    A response is read as an event stream when its content type is text/event-stream or
+    its body starts like one (``data:``, ``event:``, ``:``), else as JSON.
+    `response_status` None with an empty body means no response arrived;
+    `response_complete` False means the connection broke before the body ended.
+    Unexpected exceptions become parse_status 'error' naming the exception.
+    """
+    try:
+        return _parse(
+            method,
+            path,
+            request_body,
+            response_status,
+            response_content_type,
+            response_body,
+            response_complete,
+        )
+    except Exception as exc:  # the contract is "never raises"; say what broke instead
+        return WireResult(parse_status="error", parse_error=f"internal error: {_describe(exc)}")
+
+
+def _describe(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}"
+
+
+def _attempt[T](work: Callable[[], T]) -> tuple[T | None, str | None]:
+    """Run one step; an unexpected exception (RecursionError on absurd nesting, a bug)
+    becomes a message naming it, so the other side of the exchange is still parsed."""
+    try:
+        return work(), None
+    except Exception as exc:
+        return None, _describe(exc)
+
+
+def _parse(
+    method: str,
+    path: str,
+    request_body: bytes,
+    status: int | None,
+    content_type: str | None,
+    response_body: bytes,
+    complete: bool,
+) -> WireResult:
+    loaded, crash = _attempt(lambda: load_json(request_body))
+    request_json, problem = loaded if loaded is not None else (None, crash)
+    wire_format = detect_format(method, path, request_json)
+    if wire_format == "unknown":
+        return WireResult()
+    codec = _CODECS[wire_format]
+
+    request: ParsedRequest | None = None
+    if problem is None and isinstance(request_json, dict):
+        body: dict[str, Any] = request_json
+        request, problem = _attempt(lambda: codec.parse_request(body))
+    elif problem is None:
+        problem = f"expected a JSON object, got {type(request_json).__name__}"
+    errors = [f"request: {problem}"] if problem else []
+
+    outcome, crash = _attempt(
+        lambda: _parse_response(codec, status, content_type, response_body, complete)
+    )
+    response, fatal, notes = outcome if outcome is not None else (None, crash, [])
+    errors += [f"response: {fatal}"] if fatal else []
+    notes = [f"response: {note}" for note in notes]
+    parse_status: ParseStatus = "error" if errors else "partial" if notes else "ok"
+    return WireResult(
+        wire_format=wire_format,
+        parse_status=parse_status,
+        parse_error="; ".join(errors + notes) or None,
+        request=request,
+        response=response,
+    )
+
+
+def _parse_response(
+    codec: Codec, status: int | None, content_type: str | None, body: bytes, complete: bool
+) -> tuple[ParsedResponse | None, str | None, list[str]]:
+    """(response, fatal problem, partial notes) for one response body."""
+    if status is None and not body:
+        return None, None, ["none received"]
+    failed = status is not None and status >= 400
+    if _is_event_stream(content_type, body):
+        events, ended = iter_sse_events(body)
+        stream = decode_stream(events, ended)
+        response, notes = codec.parse_stream(stream)
+        response.events = stream.events
+        notes = stream.notes + notes
+    else:
+        value, problem = load_json(body)
+        if problem is None and not isinstance(value, dict):
+            problem = f"expected a JSON object, got {type(value).__name__}"
+        if problem is not None:
+            if failed:
+                return ParsedResponse(error=_http_error(status, body)), None, []
+            if not complete:
+                return None, None, [f"body cut short ({problem})"]
+            return None, problem, []
+        response, notes = codec.parse_response(value), []
+    if failed and response.error is None:
+        response.error = _http_error(status, body)
+        response.reply = reply_turn(response)
+    if not complete:
+        response.complete = False
+        notes.append("connection closed before the body ended")
+    return response, None, notes
+
+
+def _is_event_stream(content_type: str | None, body: bytes) -> bool:
+    if content_type and "text/event-stream" in content_type.lower():
+        return True
+    return body.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(_SSE_STARTS)
+
+
+def _http_error(status: Any, body: bytes) -> str:
+    text = body.decode("utf-8", errors="replace").strip()
+    return f"HTTP {status}: {text[:500]}" if text else f"HTTP {status} with an empty body"
