@@ -43,7 +43,7 @@ def rows(capture, sql, params=None):
     return store.query(capture, sql, params)[1]
 
 
-def wait_rows(capture, sql, expected, timeout=10.0):
+def wait_rows(capture, sql, expected, timeout=30.0):
     """Poll until the recorder's flush makes `sql` return `expected` rows' count."""
     import time
 
