@@ -71,8 +71,16 @@ def upstream_process(tmp: Path) -> Iterator[str]:
     path.write_text(script().model_dump_json())
     port = free_port()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "toolproxy.cli", "upstream", "--script", str(path), "--port",
-         str(port)],
+        [
+            sys.executable,
+            "-m",
+            "toolproxy.cli",
+            "upstream",
+            "--script",
+            str(path),
+            "--port",
+            str(port),
+        ],
         stdout=subprocess.DEVNULL,
     )
     try:
@@ -92,7 +100,7 @@ def bench_latency(arms: dict[str, str], rounds: int) -> dict[str, list[float]]:
     """Sequential non-streamed calls, arms interleaved each round so drift hits all alike."""
     clients = {name: httpx.Client(base_url=url, timeout=30) for name, url in arms.items()}
     out: dict[str, list[float]] = {name: [] for name in arms}
-    for name, client in clients.items():  # warm up connections
+    for client in clients.values():  # warm up connections
         for _ in range(20):
             client.post("/v1/chat/completions", json=BODY).raise_for_status()
     for _ in range(rounds):
@@ -176,8 +184,9 @@ def main() -> int:
         bare = RunningProxy(ProxySpec(tmp / "unused", upstream, port=free_port(), with_addon=False))
         # bare mitmdump with its defaults buffers whole responses before forwarding
         buffered = RunningProxy(
-            ProxySpec(tmp / "unused", upstream, port=free_port(), with_addon=False,
-                      bare_stream=False)
+            ProxySpec(
+                tmp / "unused", upstream, port=free_port(), with_addon=False, bare_stream=False
+            )
         )
         tool = RunningProxy(ProxySpec(capture, upstream, port=free_port()))
         with bare, buffered, tool:
@@ -198,7 +207,9 @@ def main() -> int:
                 "  (goal <= 1.10)"
             )
 
-            print(f"\n2. time to first SSE byte, upstream first chunk at 30 ms, {rounds // 4} rounds")
+            print(
+                f"\n2. time to first SSE byte, upstream first chunk at 30 ms, {rounds // 4} rounds"
+            )
             ttfb_arms = {**arms, "bare mitmdump (default)": buffered.url}
             ttfb = bench_ttfb(ttfb_arms, max(20, rounds // 4))
             base_t = statistics.median(ttfb["direct"])

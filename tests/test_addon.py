@@ -58,7 +58,10 @@ def make_flow(body: bytes, response_body: bytes | None, path: str = "/v1/chat/co
         port=443,
         scheme=b"https",
         content=None,
-        headers=((b"content-type", b"application/json"), (b"authorization", f"Bearer {KEY}".encode())),
+        headers=(
+            (b"content-type", b"application/json"),
+            (b"authorization", f"Bearer {KEY}".encode()),
+        ),
     )
     flow = tflow.tflow(req=req)
     flow.request.raw_content = None  # body arrives through the streaming tap
@@ -80,7 +83,8 @@ def play(addon, flow, body, response_body, chunk=7, status=200):
     )
     addon.responseheaders(flow)
     got = b"".join(
-        flow.response.stream(response_body[i : i + chunk]) for i in range(0, len(response_body), chunk)
+        flow.response.stream(response_body[i : i + chunk])
+        for i in range(0, len(response_body), chunk)
     )
     flow.response.stream(b"")
     addon.response(flow)

@@ -31,8 +31,11 @@ RESPONSE = {
                 "role": "assistant",
                 "content": None,
                 "tool_calls": [
-                    {"id": "call_1", "type": "function",
-                     "function": {"name": "get_weather", "arguments": '{"city":"Oslo"}'}}
+                    {
+                        "id": "call_1",
+                        "type": "function",
+                        "function": {"name": "get_weather", "arguments": '{"city":"Oslo"}'},
+                    }
                 ],
             },
             "finish_reason": "tool_calls",
@@ -93,8 +96,13 @@ def test_rows_for_a_chat_exchange():
 
 def test_keys_are_scrubbed_from_every_row_even_when_echoed():
     echoed = {"error": {"message": f"Incorrect API key provided: {KEY}"}}
-    _, rows = build(raw(status_code=401, response_body=json.dumps(echoed).encode(),
-                        path=f"/v1/chat/completions?key={KEY}"))
+    _, rows = build(
+        raw(
+            status_code=401,
+            response_body=json.dumps(echoed).encode(),
+            path=f"/v1/chat/completions?key={KEY}",
+        )
+    )
     assert KEY not in json.dumps(rows)
     ex = rows["exchanges"][0]
     assert ex["error_kind"] == "http_4xx" and REDACTED in ex["error_message"]
@@ -102,17 +110,27 @@ def test_keys_are_scrubbed_from_every_row_even_when_echoed():
 
 def test_gzip_response_is_decoded_before_parsing():
     body = gzip.compress(json.dumps(RESPONSE).encode())
-    _, rows = build(raw(response_body=body,
-                        response_headers=[("content-type", "application/json"),
-                                          ("content-encoding", "gzip")]))
+    _, rows = build(
+        raw(
+            response_body=body,
+            response_headers=[("content-type", "application/json"), ("content-encoding", "gzip")],
+        )
+    )
     assert rows["exchanges"][0]["parse_status"] == "ok"
     assert rows["tool_calls"][0]["name"] == "get_weather"
 
 
 def test_binary_body_is_kept_as_base64():
     blob = bytes(range(256))
-    _, rows = build(raw(method="GET", path="/file", request_body=b"", response_body=blob,
-                        response_headers=[("content-type", "application/octet-stream")]))
+    _, rows = build(
+        raw(
+            method="GET",
+            path="/file",
+            request_body=b"",
+            response_body=blob,
+            response_headers=[("content-type", "application/octet-stream")],
+        )
+    )
     ex = rows["exchanges"][0]
     assert ex["body_encoding"] == "base64" and base64.b64decode(ex["response_body"]) == blob
     assert ex["wire_format"] == "unknown" and ex["parse_status"] == "unparsed"
@@ -132,7 +150,9 @@ def test_sessions_chain_across_build_calls():
         RESPONSE["choices"][0]["message"],
         {"role": "tool", "tool_call_id": "call_1", "content": "sunny"},
     ]
-    _, second = build(raw(exchange_id="ex2", request_body=json.dumps(follow).encode()), tracker=tracker)
+    _, second = build(
+        raw(exchange_id="ex2", request_body=json.dumps(follow).encode()), tracker=tracker
+    )
     assert second["exchanges"][0]["session_id"] == first["exchanges"][0]["session_id"]
     assert second["exchanges"][0]["session_source"] == "continued"
     assert second["tool_results"][0]["call_id"] == "call_1"
@@ -142,7 +162,10 @@ def test_classify_error_kinds():
     def r(**kw):
         return raw(**kw)
 
-    assert classify_error(r(error="[Errno 111] Connection refused", status_code=None), None)[0] == "connect_failed"
+    assert (
+        classify_error(r(error="[Errno 111] Connection refused", status_code=None), None)[0]
+        == "connect_failed"
+    )
     assert classify_error(r(error="Server timed out"), None)[0] == "timeout"
     assert classify_error(r(error="peer closed connection"), None)[0] == "connection_reset"
     assert classify_error(r(error="something odd"), None)[0] == "upstream_error"

@@ -23,8 +23,11 @@ RESPONSE = {
                 "role": "assistant",
                 "content": None,
                 "tool_calls": [
-                    {"id": "call_9", "type": "function",
-                     "function": {"name": "lookup", "arguments": '{"q":"x"}'}}
+                    {
+                        "id": "call_9",
+                        "type": "function",
+                        "function": {"name": "lookup", "arguments": '{"q":"x"}'},
+                    }
                 ],
             },
             "finish_reason": "tool_calls",
@@ -37,16 +40,29 @@ RESPONSE = {
 def capture(tmp_path):
     """A real capture with one recorded exchange, written the way a proxy writes it."""
     path = tmp_path / "cap"
-    rec = Recorder(path, "cli-test", Redactor.build(), SessionTracker(new_id=lambda: "sess-1"),
-                   flush_interval=0.05)
+    rec = Recorder(
+        path,
+        "cli-test",
+        Redactor.build(),
+        SessionTracker(new_id=lambda: "sess-1"),
+        flush_interval=0.05,
+    )
     rec.start()
     rec.submit(
         RawExchange(
-            exchange_id="ex-1", started_at=time.time(), method="POST", scheme="https",
-            host="api", port=443, path="/v1/chat/completions", request_headers=[],
-            request_body=json.dumps(REQUEST).encode(), status_code=200,
+            exchange_id="ex-1",
+            started_at=time.time(),
+            method="POST",
+            scheme="https",
+            host="api",
+            port=443,
+            path="/v1/chat/completions",
+            request_headers=[],
+            request_body=json.dumps(REQUEST).encode(),
+            status_code=200,
             response_headers=[("content-type", "application/json")],
-            response_body=json.dumps(RESPONSE).encode(), ended_at=time.time(),
+            response_body=json.dumps(RESPONSE).encode(),
+            ended_at=time.time(),
         )
     )
     rec.close()
@@ -63,8 +79,17 @@ def run(capsys, *argv):
 def test_every_command_has_help(capsys):
     parser = build_parser()
     commands = parser._subparsers._group_actions[0].choices  # type: ignore[union-attr]
-    assert set(commands) >= {"record", "demo", "status", "sessions", "show", "sql", "compact",
-                             "export", "upstream"}
+    assert set(commands) >= {
+        "record",
+        "demo",
+        "status",
+        "sessions",
+        "show",
+        "sql",
+        "compact",
+        "export",
+        "upstream",
+    }
     for name in commands:
         with pytest.raises(SystemExit) as exc:
             main([name, "--help"])
@@ -86,8 +111,14 @@ def test_status_sessions_show(capsys, capture):
 
 
 def test_sql_and_export_and_compact(capsys, capture, tmp_path):
-    code, out, _ = run(capsys, "sql", "SELECT name, arguments->>'q' AS q FROM tool_calls",
-                       "--capture", capture, "--json")
+    code, out, _ = run(
+        capsys,
+        "sql",
+        "SELECT name, arguments->>'q' AS q FROM tool_calls",
+        "--capture",
+        capture,
+        "--json",
+    )
     assert json.loads(out) == {"name": "lookup", "q": "x"}
     out_file = tmp_path / "calls.jsonl"
     code, _, err = run(capsys, "export", "tool_calls", "--capture", capture, "-o", out_file)
@@ -110,6 +141,7 @@ def test_bad_sql_is_a_clear_error(capsys, capture):
 
 
 def test_console_script_runs():
-    out = subprocess.run([sys.executable, "-m", "toolproxy.cli", "--help"], capture_output=True,
-                         text=True)
+    out = subprocess.run(
+        [sys.executable, "-m", "toolproxy.cli", "--help"], capture_output=True, text=True
+    )
     assert out.returncode == 0 and "record" in out.stdout

@@ -20,7 +20,9 @@ def test_demo_captures_every_format_and_prints_a_summary(tmp_path):
         capture, "SELECT wire_format, count(*) FROM exchanges GROUP BY 1 ORDER BY 1"
     )
     assert formats == [("anthropic_messages", 2), ("openai_chat", 5), ("openai_responses", 2)]
-    _, bad = store.query(capture, "SELECT arguments_raw FROM tool_calls WHERE parse_error IS NOT NULL")
+    _, bad = store.query(
+        capture, "SELECT arguments_raw FROM tool_calls WHERE parse_error IS NOT NULL"
+    )
     assert bad == [('{"city": "Par',)]
     _, results = store.query(capture, "SELECT count(*) FROM tool_results")
     assert results == [(5,)]

@@ -41,6 +41,14 @@ def test_python_version_matches_the_project():
 
 
 def test_design_card_top_level_exists():
-    for name in ("pyproject.toml", "README.md", "toolproxy", "addons", "schemas", "tests",
-                 "replays", "bench"):
+    for name in (
+        "pyproject.toml",
+        "README.md",
+        "toolproxy",
+        "addons",
+        "schemas",
+        "tests",
+        "replays",
+        "bench",
+    ):
         assert (ROOT / name).exists(), name

@@ -21,10 +21,7 @@ SDKS = ["mitmproxy", "duckdb", "openai", "mcp", "textual", "anthropic"]
 
 @pytest.mark.parametrize("module", CORE)
 def test_core_module_imports_no_sdk(module):
-    code = (
-        f"import sys, {module}; "
-        f"print(','.join(m for m in {SDKS!r} if m in sys.modules))"
-    )
+    code = f"import sys, {module}; print(','.join(m for m in {SDKS!r} if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "", f"{module} pulled in {out.stdout.strip()}"
 

@@ -69,15 +69,17 @@ def test_free_port_is_bindable():
 
 
 def test_bad_option_makes_start_fail_with_mitmdump_output(tmp_path):
-    spec = ProxySpec(capture=tmp_path / "c", upstream="http://127.0.0.1:9", port=free_port(),
-                     flush_interval=99.0)
+    spec = ProxySpec(
+        capture=tmp_path / "c", upstream="http://127.0.0.1:9", port=free_port(), flush_interval=99.0
+    )
     with pytest.raises(RuntimeError, match="toolproxy_flush_interval must be between"):
         RunningProxy(spec).start()
 
 
 def test_start_stop_and_child_pids(tmp_path):
-    proxy = RunningProxy(ProxySpec(capture=tmp_path / "c", upstream="http://127.0.0.1:9",
-                                   port=free_port()))
+    proxy = RunningProxy(
+        ProxySpec(capture=tmp_path / "c", upstream="http://127.0.0.1:9", port=free_port())
+    )
     with proxy:
         assert proxy.proc is not None
         assert child_pids(proxy.proc.pid)  # the recorder worker
@@ -87,8 +89,9 @@ def test_start_stop_and_child_pids(tmp_path):
 
 
 def test_kill_is_a_crash_not_a_stop(tmp_path):
-    proxy = RunningProxy(ProxySpec(capture=tmp_path / "c", upstream="http://127.0.0.1:9",
-                                   port=free_port())).start()
+    proxy = RunningProxy(
+        ProxySpec(capture=tmp_path / "c", upstream="http://127.0.0.1:9", port=free_port())
+    ).start()
     proxy.kill()
     assert proxy.proc.returncode == -9
     proxy.kill()  # already dead: no error

@@ -28,8 +28,13 @@ def raw(i, **kw):
 
 def recorder(capture, logs):
     return Recorder(
-        capture, "rec-1", Redactor.build(), SessionTracker(), flush_interval=0.05,
-        run_info={"mode": "reverse:http://x"}, log=logs.append,
+        capture,
+        "rec-1",
+        Redactor.build(),
+        SessionTracker(),
+        flush_interval=0.05,
+        run_info={"mode": "reverse:http://x"},
+        log=logs.append,
     )
 
 
@@ -46,7 +51,7 @@ def test_records_flush_in_batches_and_run_rows(tmp_path):
         rec.submit(raw(i))
     rec.close()
     assert rows(capture, "SELECT count(*) FROM exchanges") == [(30,)]
-    runs = rows(capture, "SELECT event, exchanges, mode FROM proxy_runs ORDER BY \"at\"")
+    runs = rows(capture, 'SELECT event, exchanges, mode FROM proxy_runs ORDER BY "at"')
     assert runs == [("start", 0, "reverse:http://x"), ("stop", 30, "reverse:http://x")]
     assert rec.submitted == 30 and logs == []
 
@@ -88,7 +93,8 @@ def test_write_failure_keeps_rows_and_retries(tmp_path):
     rec.submit(raw(2))
     rec.close()
     assert rows(capture, "SELECT exchange_id FROM exchanges ORDER BY exchange_id") == [
-        ("ex-1",), ("ex-2",)
+        ("ex-1",),
+        ("ex-2",),
     ]
 
 

@@ -85,7 +85,10 @@ class ToolproxyCapture:
             "Bytes of each body kept in the capture (the client always gets all of it).",
         )
         loader.add_option(
-            "toolproxy_proxy_id", str, "", "Id of this proxy in the capture (default: host-pid-rand)."
+            "toolproxy_proxy_id",
+            str,
+            "",
+            "Id of this proxy in the capture (default: host-pid-rand).",
         )
         loader.add_option(
             "toolproxy_worker",
@@ -118,7 +121,9 @@ class ToolproxyCapture:
             raise exceptions.OptionsError("toolproxy_session_header must not be empty")
         capture = Path(opts.toolproxy_capture).expanduser()
         if capture.exists() and not capture.is_dir():
-            raise exceptions.OptionsError(f"toolproxy_capture {capture} exists and is not a directory")
+            raise exceptions.OptionsError(
+                f"toolproxy_capture {capture} exists and is not a directory"
+            )
         for path in opts.toolproxy_redact_json:
             if not path.strip() or ".." in path or path.startswith(".") or path.endswith("."):
                 raise exceptions.OptionsError(f"toolproxy_redact_json: bad dotted path {path!r}")

@@ -29,7 +29,9 @@ ERROR_KINDS = (
 )
 
 
-def classify_error(raw: RawExchange, response: ParsedResponse | None) -> tuple[str | None, str | None]:
+def classify_error(
+    raw: RawExchange, response: ParsedResponse | None
+) -> tuple[str | None, str | None]:
     """(error_kind, message) for an exchange, or (None, None) when it went fine."""
     if raw.error:
         msg = raw.error.lower()
@@ -101,7 +103,9 @@ def build_rows(
     response_headers = redactor.redact_headers(raw.response_headers)
     path = redactor.redact_url(raw.path)
 
-    req_body, req_err = wire.decode_body(raw.request_body, _header(raw.request_headers, "content-encoding"))
+    req_body, req_err = wire.decode_body(
+        raw.request_body, _header(raw.request_headers, "content-encoding")
+    )
     resp_body, resp_err = wire.decode_body(
         raw.response_body, _header(raw.response_headers, "content-encoding")
     )

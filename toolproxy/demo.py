@@ -86,12 +86,17 @@ def run_tool(name: str, arguments: dict[str, Any]) -> str:
 def chat_agent(client: openai.OpenAI, model: str, question: str, stream: bool) -> None:
     """A minimal Chat Completions agent loop: call tools until the model answers."""
     messages: list[dict[str, Any]] = [{"role": "user", "content": question}]
+    # Typed as Any: plain dicts stand in for the SDK's TypedDict params in this demo agent.
+    completions: Any = client.chat.completions
     for _ in range(3):
         if stream:
             calls: dict[int, dict[str, Any]] = {}
             text = ""
-            with client.chat.completions.create(
-                model=model, messages=messages, tools=CHAT_TOOLS, stream=True,  # type: ignore[arg-type]
+            with completions.create(
+                model=model,
+                messages=messages,
+                tools=CHAT_TOOLS,
+                stream=True,
                 stream_options={"include_usage": True},
             ) as events:
                 for chunk in events:
@@ -102,14 +107,19 @@ def chat_agent(client: openai.OpenAI, model: str, question: str, stream: bool) -
                             c["name"] += (d.function and d.function.name) or ""
                             c["args"] += (d.function and d.function.arguments) or ""
             tool_calls = [
-                {"id": c["id"], "type": "function",
-                 "function": {"name": c["name"], "arguments": c["args"]}}
+                {
+                    "id": c["id"],
+                    "type": "function",
+                    "function": {"name": c["name"], "arguments": c["args"]},
+                }
                 for _, c in sorted(calls.items())
             ]
         else:
-            msg = client.chat.completions.create(
-                model=model, messages=messages, tools=CHAT_TOOLS  # type: ignore[arg-type]
-            ).choices[0].message
+            msg = (
+                completions.create(model=model, messages=messages, tools=CHAT_TOOLS)
+                .choices[0]
+                .message
+            )
             text = msg.content or ""
             tool_calls = [tc.model_dump() for tc in msg.tool_calls or []]
         if not tool_calls:
@@ -129,17 +139,23 @@ def chat_agent(client: openai.OpenAI, model: str, question: str, stream: bool) -
 
 def responses_agent(client: openai.OpenAI) -> None:
     """The same loop on the Responses API, chaining with previous_response_id."""
-    first = client.responses.create(
-        model="demo-responses", input="Weather in Paris?", tools=RESPONSES_TOOLS  # type: ignore[arg-type]
+    responses: Any = client.responses
+    first = responses.create(
+        model="demo-responses", input="Weather in Paris?", tools=RESPONSES_TOOLS
     )
     outputs = [
-        {"type": "function_call_output", "call_id": item.call_id,
-         "output": run_tool(item.name, json.loads(item.arguments))}
+        {
+            "type": "function_call_output",
+            "call_id": item.call_id,
+            "output": run_tool(item.name, json.loads(item.arguments)),
+        }
         for item in first.output
         if item.type == "function_call"
     ]
-    client.responses.create(
-        model="demo-responses", input=outputs, tools=RESPONSES_TOOLS,  # type: ignore[arg-type]
+    responses.create(
+        model="demo-responses",
+        input=outputs,
+        tools=RESPONSES_TOOLS,
         previous_response_id=first.id,
     )
 
@@ -153,12 +169,18 @@ def anthropic_agent(base_url: str) -> None:
         reply = http.post("/v1/messages", json={**body, "messages": messages}).json()
         messages.append({"role": "assistant", "content": reply["content"]})
         results = [
-            {"type": "tool_result", "tool_use_id": b["id"], "content": run_tool(b["name"], b["input"])}
+            {
+                "type": "tool_result",
+                "tool_use_id": b["id"],
+                "content": run_tool(b["name"], b["input"]),
+            }
             for b in reply["content"]
             if b["type"] == "tool_use"
         ]
         messages.append({"role": "user", "content": results})
-        with http.stream("POST", "/v1/messages", json={**body, "messages": messages, "stream": True}) as r:
+        with http.stream(
+            "POST", "/v1/messages", json={**body, "messages": messages, "stream": True}
+        ) as r:
             for _ in r.iter_bytes():
                 pass
 
@@ -188,7 +210,7 @@ def run_demo(capture: Path, out: Callable[[str], None] = print) -> int:
     out(format_table(*store.list_sessions(capture, 20)))
     out("\ntool calls:")
     out(format_table(*store.query(capture, DEMO_CALLS_SQL)))
-    out(f"\ntry: toolproxy sql --capture {capture} \"SELECT * FROM sessions\"")
+    out(f'\ntry: toolproxy sql --capture {capture} "SELECT * FROM sessions"')
     return 0
 
 

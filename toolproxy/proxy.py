@@ -110,7 +110,9 @@ class ProxySpec:
         return argv + self.extra
 
 
-def wait_listening(host: str, port: int, proc: subprocess.Popen[bytes], timeout: float = 30.0) -> None:
+def wait_listening(
+    host: str, port: int, proc: subprocess.Popen[bytes], timeout: float = 30.0
+) -> None:
     """Block until the proxy accepts connections; raise with its output if it died."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

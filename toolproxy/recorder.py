@@ -135,7 +135,9 @@ class Recorder:
             try:
                 self._add(fallback_rows(item, self.proxy_id, self.redactor, repr(exc)))
             except Exception as again:  # noqa: BLE001
-                self.warn_once("fallback", f"could not record exchange {item.exchange_id}: {again!r}")
+                self.warn_once(
+                    "fallback", f"could not record exchange {item.exchange_id}: {again!r}"
+                )
             return
         self.exchanges += 1
         if exchange.parse_status in ("error", "partial"):

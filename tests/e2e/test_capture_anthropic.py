@@ -31,23 +31,37 @@ def client(base):
 
 def test_messages_non_streamed_byte_identical_and_recorded(upstream, proxy, capture):
     upstream.set_script(Script.of(REPLY, deterministic=True))
-    args = dict(model="claude-x", max_tokens=100, tools=TOOLS,
-                messages=[{"role": "user", "content": "weather?"}])
+    args = dict(
+        model="claude-x",
+        max_tokens=100,
+        tools=TOOLS,
+        messages=[{"role": "user", "content": "weather?"}],
+    )
     direct = client(upstream.url).messages.with_raw_response.create(**args).http_response.content
     upstream.reset()
     proxied = client(proxy.url).messages.with_raw_response.create(**args).http_response.content
     assert proxied == direct
-    calls = wait_rows(capture, "SELECT name, arguments->>'city', call_id FROM tool_calls ORDER BY index", 2)
+    calls = wait_rows(
+        capture, "SELECT name, arguments->>'city', call_id FROM tool_calls ORDER BY index", 2
+    )
     assert [c[1] for c in calls] == ["Zürich", "東京"]
-    ex = wait_rows(capture, "SELECT wire_format, finish_reason, assistant_text, coalesce(request_headers->>'x-api-key', request_headers->>'authorization') "
-                            "FROM exchanges", 1)
+    ex = wait_rows(
+        capture,
+        "SELECT wire_format, finish_reason, assistant_text, "
+        "coalesce(request_headers->>'x-api-key', request_headers->>'authorization') "
+        "FROM exchanges",
+        1,
+    )
     assert ex == [("anthropic_messages", "tool_use", "Let me check.", "[REDACTED]")]
 
 
 def test_messages_streamed_input_json_delta(upstream, proxy, capture):
     upstream.set_script(Script.of(REPLY, deterministic=True))
     with client(proxy.url).messages.stream(
-        model="claude-x", max_tokens=100, tools=TOOLS, messages=[{"role": "user", "content": "weather?"}]
+        model="claude-x",
+        max_tokens=100,
+        tools=TOOLS,
+        messages=[{"role": "user", "content": "weather?"}],
     ) as stream:
         final = stream.get_final_message()
     inputs = [b.input for b in final.content if b.type == "tool_use"]

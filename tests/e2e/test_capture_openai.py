@@ -59,9 +59,13 @@ def raw_chat(client, stream, **kw):
 @pytest.mark.parametrize("stream", [False, True])
 def test_chat_parallel_calls_byte_identical_and_recorded(upstream, proxy, capture, stream):
     upstream.set_script(Script.of(PARALLEL, deterministic=True))
-    direct = raw_chat(clients(upstream.url), stream, stream_options={"include_usage": True} if stream else None)
+    direct = raw_chat(
+        clients(upstream.url), stream, stream_options={"include_usage": True} if stream else None
+    )
     upstream.reset()
-    proxied = raw_chat(clients(proxy.url), stream, stream_options={"include_usage": True} if stream else None)
+    proxied = raw_chat(
+        clients(proxy.url), stream, stream_options={"include_usage": True} if stream else None
+    )
     assert proxied == direct and proxied
     calls = wait_rows(
         capture, "SELECT index, name, arguments_raw, parse_error FROM tool_calls ORDER BY index", 2
@@ -69,8 +73,11 @@ def test_chat_parallel_calls_byte_identical_and_recorded(upstream, proxy, captur
     assert [c[1] for c in calls] == ["get_weather", "get_time"]
     assert json.loads(calls[0][2]) == {"city": "Paris — café ☕", "q": 'a"b\\n'}
     assert calls[0][3] is None
-    ex = rows(capture, "SELECT wire_format, streamed, parse_status, finish_reason, output_tokens, "
-                       "ttfb_ms IS NOT NULL, latency_ms > 0 FROM exchanges")
+    ex = rows(
+        capture,
+        "SELECT wire_format, streamed, parse_status, finish_reason, output_tokens, "
+        "ttfb_ms IS NOT NULL, latency_ms > 0 FROM exchanges",
+    )
     assert ex == [("openai_chat", stream, "ok", "tool_calls", ex[0][4], True, True)]
     assert ex[0][4] and ex[0][4] > 0
     tools = rows(capture, "SELECT name FROM tools_offered ORDER BY position")
@@ -83,16 +90,22 @@ async def test_async_client_streamed_and_not(upstream, proxy, capture):
     reply = await client.chat.completions.create(model="m", messages=MESSAGES)
     assert reply.choices[0].message.content == "héllo wörld"
     text = ""
-    async for chunk in await client.chat.completions.create(model="m", messages=MESSAGES, stream=True):
+    async for chunk in await client.chat.completions.create(
+        model="m", messages=MESSAGES, stream=True
+    ):
         text += "".join(c.delta.content or "" for c in chunk.choices)
     assert text == "héllo wörld"
-    got = wait_rows(capture, "SELECT streamed, assistant_text FROM exchanges ORDER BY started_at", 2)
+    got = wait_rows(
+        capture, "SELECT streamed, assistant_text FROM exchanges ORDER BY started_at", 2
+    )
     assert got == [(False, "héllo wörld"), (True, "héllo wörld")]
 
 
 def test_malformed_arguments_pass_through_and_are_flagged(upstream, proxy, capture):
     bad = '{"city": "Par'
-    upstream.set_script(Script.of(Reply(tool_calls=[ScriptedCall(name="get_weather", arguments=bad)])))
+    upstream.set_script(
+        Script.of(Reply(tool_calls=[ScriptedCall(name="get_weather", arguments=bad)]))
+    )
     msg = clients(proxy.url).chat.completions.create(model="m", messages=MESSAGES, tools=TOOLS)
     assert msg.choices[0].message.tool_calls[0].function.arguments == bad
     got = wait_rows(capture, "SELECT arguments_raw, arguments, parse_error FROM tool_calls", 1)
@@ -101,7 +114,9 @@ def test_malformed_arguments_pass_through_and_are_flagged(upstream, proxy, captu
 
 
 def test_cut_stream_reaches_client_the_same_and_is_partial(upstream, proxy, capture):
-    upstream.set_script(Script.of(Reply(tool_calls=PARALLEL.tool_calls, cut_after_events=4), deterministic=True))
+    upstream.set_script(
+        Script.of(Reply(tool_calls=PARALLEL.tool_calls, cut_after_events=4), deterministic=True)
+    )
 
     def read(base):
         got = b""
@@ -126,7 +141,10 @@ def test_cut_stream_reaches_client_the_same_and_is_partial(upstream, proxy, capt
 @pytest.mark.parametrize(
     "reply,kind",
     [
-        (Reply(status=500, error_body={"error": {"message": "boom", "type": "server_error"}}), "http_5xx"),
+        (
+            Reply(status=500, error_body={"error": {"message": "boom", "type": "server_error"}}),
+            "http_5xx",
+        ),
         (Reply(status=429, retry_after=1.5), "http_4xx"),
     ],
 )
@@ -142,7 +160,9 @@ def test_error_statuses_pass_through_and_are_recorded(upstream, proxy, capture, 
 
 
 def test_garbage_body_is_kept_raw(upstream, proxy, capture):
-    upstream.set_script(Script.of(Reply(raw_body="<html>bad gateway</html>", content_type="application/json")))
+    upstream.set_script(
+        Script.of(Reply(raw_body="<html>bad gateway</html>", content_type="application/json"))
+    )
     with pytest.raises((openai.APIResponseValidationError, ValueError)):  # SDK-version dependent
         clients(proxy.url).chat.completions.create(model="m", messages=MESSAGES)
     ex = wait_rows(capture, "SELECT parse_status, response_body FROM exchanges", 1)
@@ -154,7 +174,11 @@ def test_connection_reset_is_recorded(upstream, proxy, capture):
     with pytest.raises(openai.APIError):
         clients(proxy.url).chat.completions.create(model="m", messages=MESSAGES)
     ex = wait_rows(capture, "SELECT status_code, error_kind FROM exchanges", 1)
-    assert ex[0][0] in (None, 502) and ex[0][1] in ("connection_reset", "http_5xx", "upstream_error")
+    assert ex[0][0] in (None, 502) and ex[0][1] in (
+        "connection_reset",
+        "http_5xx",
+        "upstream_error",
+    )
 
 
 def test_responses_api_streamed_and_not(upstream, proxy, capture):
@@ -166,10 +190,17 @@ def test_responses_api_streamed_and_not(upstream, proxy, capture):
     assert names == ["get_weather", "get_time"]
     events = list(client.responses.create(model="m", input="weather?", tools=tools, stream=True))
     assert events[-1].type == "response.completed"
-    calls = wait_rows(capture, "SELECT e.streamed, c.name, c.arguments_raw FROM tool_calls c "
-                               "JOIN exchanges e USING (exchange_id) ORDER BY e.started_at, c.index", 4)
+    calls = wait_rows(
+        capture,
+        "SELECT e.streamed, c.name, c.arguments_raw FROM tool_calls c "
+        "JOIN exchanges e USING (exchange_id) ORDER BY e.started_at, c.index",
+        4,
+    )
     assert [(c[0], c[1]) for c in calls] == [
-        (False, "get_weather"), (False, "get_time"), (True, "get_weather"), (True, "get_time")
+        (False, "get_weather"),
+        (False, "get_time"),
+        (True, "get_weather"),
+        (True, "get_time"),
     ]
     assert calls[0][2] == calls[2][2]
     fmt = rows(capture, "SELECT DISTINCT wire_format, parse_status FROM exchanges")
@@ -178,30 +209,45 @@ def test_responses_api_streamed_and_not(upstream, proxy, capture):
 
 def test_agent_loop_is_one_session_with_linked_tool_results(upstream, proxy, capture):
     upstream.set_script(
-        Script.of(Reply(tool_calls=[ScriptedCall(name="get_weather", arguments={"city": "Paris"})]),
-                  Reply(text="18C"))
+        Script.of(
+            Reply(tool_calls=[ScriptedCall(name="get_weather", arguments={"city": "Paris"})]),
+            Reply(text="18C"),
+        )
     )
     client = clients(proxy.url)
     messages = list(MESSAGES)
-    msg = client.chat.completions.create(model="m", messages=messages, tools=TOOLS).choices[0].message
+    msg = (
+        client.chat.completions.create(model="m", messages=messages, tools=TOOLS).choices[0].message
+    )
     messages.append(msg.model_dump(exclude_none=True))
     call = msg.tool_calls[0]
     messages.append({"role": "tool", "tool_call_id": call.id, "content": "18C"})
     client.chat.completions.create(model="m", messages=messages, tools=TOOLS)
     # an unrelated conversation with the same opening is another session
-    client.chat.completions.create(model="m", messages=MESSAGES + [{"role": "user", "content": "x"}])
-    ex = wait_rows(capture, "SELECT session_id, session_source FROM exchanges ORDER BY started_at", 3)
+    client.chat.completions.create(
+        model="m", messages=MESSAGES + [{"role": "user", "content": "x"}]
+    )
+    ex = wait_rows(
+        capture, "SELECT session_id, session_source FROM exchanges ORDER BY started_at", 3
+    )
     assert ex[1] == (ex[0][0], "continued")
     assert ex[2][0] != ex[0][0] and ex[2][1] == "new"
-    linked = rows(capture, "SELECT r.call_id, r.content, c.name FROM tool_results r "
-                           "JOIN tool_calls c ON c.call_id = r.call_id AND c.session_id = r.session_id")
+    linked = rows(
+        capture,
+        "SELECT r.call_id, r.content, c.name FROM tool_results r "
+        "JOIN tool_calls c ON c.call_id = r.call_id AND c.session_id = r.session_id",
+    )
     assert linked == [(call.id, "18C", "get_weather")]
 
 
 def test_explicit_session_header(upstream, proxy, capture):
     client = clients(proxy.url)
-    client.chat.completions.create(model="m", messages=MESSAGES, extra_headers={"x-toolproxy-session": "run-42"})
-    assert wait_rows(capture, "SELECT session_id, session_source FROM exchanges", 1) == [("run-42", "header")]
+    client.chat.completions.create(
+        model="m", messages=MESSAGES, extra_headers={"x-toolproxy-session": "run-42"}
+    )
+    assert wait_rows(capture, "SELECT session_id, session_source FROM exchanges", 1) == [
+        ("run-42", "header")
+    ]
 
 
 def test_non_model_endpoint_is_recorded_unparsed(upstream, proxy, capture):

@@ -24,7 +24,9 @@ def test_keys_never_touch_disk(upstream, capture, tmp_path):
     upstream.set_script(
         Script.of(
             Reply(text="fine"),
-            Reply(status=401, error_body={"error": {"message": f"Incorrect API key provided: {KEY}"}}),
+            Reply(
+                status=401, error_body={"error": {"message": f"Incorrect API key provided: {KEY}"}}
+            ),
         )
     )
     spec = ProxySpec(
@@ -49,16 +51,29 @@ def test_keys_never_touch_disk(upstream, capture, tmp_path):
             extra_body={"api_key": KEY, "metadata": {"secret": META, "keep": "visible"}},
         )
         with pytest.raises(openai.AuthenticationError):
-            client.chat.completions.create(model="m", messages=[{"role": "user", "content": "again"}])
+            client.chat.completions.create(
+                model="m", messages=[{"role": "user", "content": "again"}]
+            )
         log = proxy.stop()
     assert_clean(log)
     export = tmp_path / "export.jsonl"
     store.export_jsonl(capture, "exchanges", export)
     cli = subprocess.run(
-        [sys.executable, "-m", "toolproxy.cli", "sql", "--capture", str(capture), "--json",
-         "SELECT * FROM exchanges"],
-        capture_output=True, text=True, check=True,
+        [
+            sys.executable,
+            "-m",
+            "toolproxy.cli",
+            "sql",
+            "--capture",
+            str(capture),
+            "--json",
+            "SELECT * FROM exchanges",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
     )
+
     # compacted and uncompacted both: check the segment files, then compact and check again
     def scan():
         found = []
