@@ -8,6 +8,7 @@ hangs). It is the only stand-in for a model endpoint in the project's tests.
 from __future__ import annotations
 
 import socket
+import ssl
 import threading
 from socketserver import ThreadingTCPServer
 from types import TracebackType
@@ -20,6 +21,14 @@ class _Server(ThreadingTCPServer):
     daemon_threads = True
     request_queue_size = 512
     allow_reuse_address = True
+    tls: ssl.SSLContext | None = None
+
+    def get_request(self) -> tuple[socket.socket, object]:
+        sock, addr = super().get_request()
+        if self.tls is not None:
+            # Handshake in the handler thread (first read), not in the accept loop.
+            sock = self.tls.wrap_socket(sock, server_side=True, do_handshake_on_connect=False)
+        return sock, addr
 
 
 class ScriptedUpstream:
@@ -35,6 +44,7 @@ class ScriptedUpstream:
         host: str = "127.0.0.1",
         port: int = 0,
         deterministic: bool | None = None,
+        tls: ssl.SSLContext | None = None,
     ) -> None:
         self.playback = Playback(script or Script())
         self._deterministic = deterministic
@@ -44,6 +54,7 @@ class ScriptedUpstream:
         self._stopping = threading.Event()
         handler = type("BoundHandler", (Handler,), {"upstream": self})
         self._server = _Server((host, port), handler)
+        self._server.tls = tls
         # A short poll interval keeps stop() quick; tests start and stop many of these.
         self._thread = threading.Thread(
             target=self._server.serve_forever,
@@ -57,7 +68,8 @@ class ScriptedUpstream:
     def url(self) -> str:
         """Base URL such as `http://127.0.0.1:PORT` (append /v1 for OpenAI clients)."""
         host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}"
+        scheme = "https" if self._server.tls else "http"
+        return f"{scheme}://{host!s}:{port}"
 
     @property
     def port(self) -> int:
