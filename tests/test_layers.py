@@ -15,6 +15,7 @@ CORE = [
     "toolproxy.segments",
     "toolproxy.recorder",
     "toolproxy.worker",
+    "toolproxy.catalog",
 ]
 SDKS = ["mitmproxy", "duckdb", "openai", "mcp", "textual", "anthropic"]
 

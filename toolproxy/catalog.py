@@ -1,0 +1,130 @@
+"""The catalog's SQL in one place: the tables and views of a capture's ``capture.duckdb``.
+
+Pure text built from ``segments.TABLES``; ``store`` is the module that runs it. Each table
+``t`` has a real table ``t_compacted`` and a view ``t`` = compacted rows UNION ALL the rows
+read live from ``segments/*/t.*.jsonl``, minus the files listed in ``compacted_segments``.
+Paths in views are absolute, so plain DuckDB can query them from any directory.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Collection, Mapping
+from pathlib import Path
+
+from toolproxy.segments import KEY_COLUMNS, MAX_LINE_BYTES, TABLES, segment_glob
+
+# Bump when the layout changes in a way ADD COLUMN cannot follow; columns are tracked
+# separately (columns_hash), so a new record field needs no bump.
+SCHEMA_VERSION = 1
+DERIVED_VIEWS = ("sessions", "calls", "proxy_runs_latest")
+
+BOOKKEEPING = [
+    "CREATE TABLE IF NOT EXISTS meta (key VARCHAR PRIMARY KEY, value VARCHAR)",
+    "CREATE TABLE IF NOT EXISTS compacted_segments (file VARCHAR PRIMARY KEY, "
+    "table_name VARCHAR NOT NULL, rows BIGINT NOT NULL, compacted_at TIMESTAMPTZ NOT NULL)",
+]
+
+COMPACTED_COLUMNS = (
+    "SELECT table_name, column_name FROM duckdb_columns() "
+    "WHERE database_name = current_database() AND ends_with(table_name, '_compacted')"
+)
+"""(table, column) of every compacted table as it is now."""
+
+
+def quote(name: str) -> str:
+    """A SQL identifier."""
+    return '"' + name.replace('"', '""') + '"'
+
+
+def literal(text: str) -> str:
+    """A SQL string literal."""
+    return "'" + text.replace("'", "''") + "'"
+
+
+def compacted(table: str) -> str:
+    """Name of the real table behind a view."""
+    return f"{table}_compacted"
+
+
+def columns_hash() -> str:
+    """Fingerprint of ``TABLES``: a catalog with another one needs its columns migrated."""
+    return hashlib.sha256(json.dumps(TABLES, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def table_ddl() -> list[str]:
+    """Statements creating every table, and adding columns the records gained since."""
+    statements = list(BOOKKEEPING)
+    for table, cols in TABLES.items():
+        name = quote(compacted(table))
+        spec = ", ".join(f"{quote(c)} {t}" for c, t in cols.items())
+        statements.append(f"CREATE TABLE IF NOT EXISTS {name} ({spec})")
+        statements += [
+            f"ALTER TABLE {name} ADD COLUMN IF NOT EXISTS {quote(c)} {t}" for c, t in cols.items()
+        ]
+    return statements
+
+
+def segment_rows(table: str, source: str, extra: str = "") -> str:
+    """SELECT of ``table``'s rows from segment files ``source`` (glob literal or parameter).
+
+    Lines are read as raw JSON and typed with ``from_json``: over many small files this is
+    several times faster than ``read_json(columns=...)`` (bench/bench_store.py). Keys that
+    are not columns are ignored, a value of the wrong type reads as NULL, and a line that
+    is not a JSON object (or lacks the key column) is dropped: never an error.
+    """
+    cols = TABLES[table]
+    fields = ", ".join(f"r.{quote(c)} AS {quote(c)}" for c in cols)
+    return (
+        f"SELECT {extra}{fields} FROM (SELECT from_json(json, {literal(json.dumps(cols))}) AS r, "
+        f"filename FROM read_ndjson_objects({source}, filename=true, ignore_errors=true, "
+        f"hive_partitioning=false, maximum_object_size={MAX_LINE_BYTES})) "
+        f"WHERE r.{quote(KEY_COLUMNS[table])} IS NOT NULL"
+    )
+
+
+def view_ddl(root: Path, have: Mapping[str, Collection[str]], temp: bool = False) -> list[str]:
+    """Statements (re)creating every view for a capture at ``root``.
+
+    ``have`` maps each compacted table to its current columns: columns the records gained
+    since read as NULL. ``temp`` views shadow the stored ones on one connection only.
+    """
+    create = f"CREATE OR REPLACE {'TEMP ' if temp else ''}VIEW"
+    statements = []
+    for table, cols in TABLES.items():
+        present = have.get(compacted(table), ())
+        old = ", ".join(
+            f"CAST({quote(c) if c in present else 'NULL'} AS {t}) AS {quote(c)}"
+            for c, t in cols.items()
+        )
+        live = segment_rows(table, literal(f"{root}/{segment_glob(table)}"))
+        statements.append(
+            f"{create} {quote(table)} AS SELECT {old} FROM {quote(compacted(table))} "
+            f"UNION ALL {live} AND filename NOT IN "
+            f"(SELECT {literal(f'{root}/')} || file FROM compacted_segments)"
+        )
+    model = "coalesce(e.model_returned, e.model_requested)"
+    statements.append(f"""{create} sessions AS
+        SELECT e.session_id,
+            min(e.started_at) AS first_seen,
+            max(coalesce(e.ended_at, e.started_at)) AS last_seen,
+            count(*) AS exchanges,
+            list_sort(list(DISTINCT {model}) FILTER (WHERE {model} IS NOT NULL)) AS models,
+            coalesce(sum(c.n), 0)::BIGINT AS tool_calls,
+            count(*) FILTER (WHERE e.error_kind IS NOT NULL OR e.status_code >= 400) AS errors,
+            count(*) FILTER (WHERE e.parse_status IN ('error', 'partial')) AS parse_failures,
+            sum(e.input_tokens) AS input_tokens,
+            sum(e.output_tokens) AS output_tokens
+        FROM exchanges e
+        LEFT JOIN (SELECT exchange_id, count(*) AS n FROM tool_calls GROUP BY 1) c
+            USING (exchange_id)
+        GROUP BY e.session_id""")
+    statements.append(f"""{create} calls AS
+        SELECT c.*, {model} AS model, e.wire_format, e.proxy_id, e.status_code,
+            e.finish_reason
+        FROM tool_calls c LEFT JOIN exchanges e USING (exchange_id)""")
+    statements.append(f"""{create} proxy_runs_latest AS
+        SELECT * FROM proxy_runs
+        QUALIFY row_number() OVER (PARTITION BY proxy_id ORDER BY "at" DESC) = 1""")
+    return statements

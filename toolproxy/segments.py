@@ -1,0 +1,260 @@
+"""Segment files: how a proxy hands records to the capture without touching DuckDB.
+
+A capture is a directory. Each proxy process appends to its own folder of immutable,
+newline-delimited JSON files, one file per table per flush::
+
+    <capture>/segments/<proxy_id>/<table>.<seq:010d>.jsonl
+
+``seq`` is the flush number: one flush writes every non-empty table under the same ``seq``.
+A file is written as ``<name>.tmp``, fsynced, renamed into place and the folder fsynced, so a
+reader (or a crash) sees a file whole or not at all; ``kill -9`` loses only the flush being
+written. Readers match ``*.jsonl`` only, so ``.tmp`` leftovers are invisible to them and
+compaction removes them once they are stale.
+
+This module is also the one place the store's columns are defined (``TABLES``), derived from
+the pydantic records so a new record field becomes a new column. It is pure: no DuckDB, and
+nothing here runs on the request path (the recorder thread calls ``SegmentWriter.write``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import types
+from collections.abc import Mapping, Sequence
+from datetime import date, datetime
+from pathlib import Path
+from typing import Any, Literal, Union, get_args, get_origin
+
+from pydantic import BaseModel
+
+from toolproxy.records import Exchange, ToolCall, ToolOffered, ToolResult
+
+SEGMENTS_DIR = "segments"
+# Holds one empty file per table so the views' globs always match at least one file.
+SCHEMA_DIR = "_schema"
+# Per proxy folder: the highest seq compaction has removed, so a restarted writer with the
+# same proxy id never reuses a file name that compaction already recorded.
+HIGH_WATER_FILE = ".compacted_seq"
+SUFFIX = ".jsonl"
+# Longest segment line a reader accepts (DuckDB's maximum_object_size). One longer line would
+# make every query over the capture fail, so the writer keeps each line under it. Readers pay
+# a little per file for a larger value; this one fits two 64 MiB bodies and their escaping.
+MAX_LINE_BYTES = 256 * 1024 * 1024
+
+_NAME = re.compile(r"^(?P<table>[a-z_]+)\.(?P<seq>\d{10})\.jsonl(?P<tmp>\.tmp)?$")
+_PROXY_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+
+
+def duckdb_type(annotation: Any) -> str:
+    """The DuckDB column type for a pydantic field annotation.
+
+    str -> VARCHAR, int -> BIGINT, float -> DOUBLE, bool -> BOOLEAN, datetime -> TIMESTAMPTZ,
+    Literal of strings -> VARCHAR; anything structured (dict, list, tuple, models, Any,
+    unions of several types) -> JSON. ``X | None`` maps as ``X``.
+    """
+    origin = get_origin(annotation)
+    if origin in (Union, types.UnionType):
+        args = [a for a in get_args(annotation) if a is not type(None)]
+        return duckdb_type(args[0]) if len(args) == 1 else "JSON"
+    if origin is Literal:
+        return "VARCHAR" if all(isinstance(a, str) for a in get_args(annotation)) else "JSON"
+    simple = {str: "VARCHAR", bool: "BOOLEAN", int: "BIGINT", float: "DOUBLE"}
+    if annotation in simple:
+        return simple[annotation]
+    if annotation is datetime:
+        return "TIMESTAMPTZ"
+    return "JSON"
+
+
+def model_columns(model: type[BaseModel]) -> dict[str, str]:
+    """Column name -> DuckDB type for every field of a pydantic model, in field order."""
+    return {name: duckdb_type(f.annotation) for name, f in model.model_fields.items()}
+
+
+# Child rows repeat these exchange columns so they can be filtered without a join.
+_PARENT = {"exchange_id": "VARCHAR", "session_id": "VARCHAR", "started_at": "TIMESTAMPTZ"}
+
+TABLES: dict[str, dict[str, str]] = {
+    "exchanges": model_columns(Exchange),
+    "tools_offered": _PARENT | model_columns(ToolOffered),
+    "tool_calls": _PARENT | model_columns(ToolCall),
+    "tool_results": _PARENT | model_columns(ToolResult),
+    "proxy_runs": {
+        "proxy_id": "VARCHAR",
+        "pid": "BIGINT",
+        "event": "VARCHAR",  # 'start' | 'stats' | 'stop'
+        "at": "TIMESTAMPTZ",
+        "mode": "VARCHAR",
+        "upstream": "VARCHAR",
+        "listen": "VARCHAR",
+        "flush_interval_s": "DOUBLE",
+        "exchanges": "BIGINT",
+        "parse_failures": "BIGINT",
+        "internal_errors": "BIGINT",
+    },
+}
+"""Table -> column -> DuckDB type: the one definition of the store's columns."""
+
+KEY_COLUMNS: dict[str, str] = {
+    "exchanges": "exchange_id",
+    "tools_offered": "exchange_id",
+    "tool_calls": "exchange_id",
+    "tool_results": "exchange_id",
+    "proxy_runs": "proxy_id",
+}
+"""A column every real row has: a line whose key is null was unreadable and is dropped."""
+
+# Within one flush, children are renamed into place before their exchanges, so a crash in
+# between leaves orphan children (invisible to joins) rather than an exchange that seems to
+# have made no tool calls.
+_WRITE_ORDER = ("proxy_runs", "tools_offered", "tool_results", "tool_calls", "exchanges")
+
+
+def parse_segment_name(name: str) -> tuple[str, int] | None:
+    """(table, seq) of a finished segment file name, or None for anything else."""
+    m = _NAME.match(name)
+    if m is None or m["tmp"] or m["table"] not in TABLES:
+        return None
+    return m["table"], int(m["seq"])
+
+
+def segment_glob(table: str) -> str:
+    """Glob, relative to the capture directory, matching every finished file of a table."""
+    return f"{SEGMENTS_DIR}/*/{table}.*{SUFFIX}"
+
+
+def list_segments(capture_dir: Path) -> dict[str, list[Path]]:
+    """Finished segment files of every proxy, by table, sorted by proxy then seq."""
+    found: dict[str, list[Path]] = {table: [] for table in TABLES}
+    root = Path(capture_dir) / SEGMENTS_DIR
+    if not root.is_dir():
+        return found
+    for proxy in sorted(root.iterdir()):
+        if proxy.name == SCHEMA_DIR or not proxy.is_dir():
+            continue
+        named = [(parse_segment_name(p.name), p) for p in proxy.iterdir()]
+        for parsed, p in sorted((n, p) for n, p in named if n is not None):
+            found[parsed[0]].append(p)
+    return found
+
+
+def read_high_water(proxy_dir: Path) -> int:
+    """Highest seq compaction removed from this proxy folder (0 when none)."""
+    try:
+        return int((proxy_dir / HIGH_WATER_FILE).read_text().strip() or 0)
+    except (FileNotFoundError, ValueError):
+        return 0
+
+
+def write_high_water(proxy_dir: Path, seq: int) -> None:
+    """Raise the folder's high-water mark to ``seq`` (never lowers it), atomically."""
+    if seq <= read_high_water(proxy_dir):
+        return
+    tmp = proxy_dir / f"{HIGH_WATER_FILE}.tmp"
+    tmp.write_text(f"{seq}\n")
+    os.replace(tmp, proxy_dir / HIGH_WATER_FILE)
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, datetime | date):
+        return value.isoformat()
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json")
+    raise TypeError(f"not JSON serialisable: {type(value).__name__}")
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=_json_default)
+
+
+def encode_row(row: Mapping[str, Any], max_bytes: int = MAX_LINE_BYTES) -> bytes:
+    """One segment line for ``row``, newline included, never ``max_bytes`` or longer.
+
+    A row that would be longer loses its largest values (set to null, biggest first) and
+    is marked ``"truncated": true``, rather than make the whole capture unreadable.
+    """
+    # A lone surrogate (undecodable input) becomes "?" instead of costing the whole batch.
+    data = (_dumps(row) + "\n").encode("utf-8", "replace")
+    slim = dict(row)
+    while len(data) >= max_bytes:
+        big = [k for k, v in slim.items() if v is not None and k != "truncated"]
+        if not big:
+            raise ValueError(f"row cannot fit in {max_bytes} bytes")
+        slim[max(big, key=lambda k: len(_dumps(slim[k])))] = None
+        slim["truncated"] = True
+        data = (_dumps(slim) + "\n").encode("utf-8", "replace")
+    return data
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+class SegmentWriter:
+    """Appends batches of rows for one proxy process as immutable segment files.
+
+    Not thread-safe: one writer per proxy process, called from its recorder thread.
+    """
+
+    def __init__(
+        self,
+        capture_dir: Path | str,
+        proxy_id: str,
+        *,
+        sync: bool = True,
+        max_line_bytes: int = MAX_LINE_BYTES,
+    ) -> None:
+        """Prepare ``<capture_dir>/segments/<proxy_id>/``; numbering continues after files
+        (or the compaction high-water mark) already there. ``sync=False`` skips fsync:
+        faster, but a machine crash (not a process kill) may then lose more than one flush.
+        """
+        if not _PROXY_ID.match(proxy_id):
+            raise ValueError(f"proxy id must match {_PROXY_ID.pattern}: {proxy_id!r}")
+        self.proxy_id = proxy_id
+        self.dir = Path(capture_dir) / SEGMENTS_DIR / proxy_id
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self.sync = sync
+        self.max_line_bytes = max_line_bytes
+        self.seq = max([read_high_water(self.dir), *self._seqs_on_disk()])
+
+    def _seqs_on_disk(self) -> list[int]:
+        # .tmp files count too: a killed writer's half-written seq is not reused.
+        return [int(m["seq"]) for p in self.dir.iterdir() if (m := _NAME.match(p.name))]
+
+    def write(self, batch: Mapping[str, Sequence[Mapping[str, Any]]]) -> list[Path]:
+        """Write one flush: a file per non-empty table. Returns the files written.
+
+        Rows are JSON-ready dicts keyed by ``TABLES[table]`` columns (extra keys are kept
+        in the file and ignored by readers). Raises ValueError for an unknown table.
+        """
+        unknown = set(batch) - set(TABLES)
+        if unknown:
+            raise ValueError(f"unknown tables: {sorted(unknown)}")
+        tables = [t for t in _WRITE_ORDER if batch.get(t)]
+        if not tables:
+            return []
+        self.seq += 1
+        staged = [
+            (self._stage(t, batch[t]), self.dir / f"{t}.{self.seq:010d}{SUFFIX}") for t in tables
+        ]
+        for tmp, final in staged:
+            os.rename(tmp, final)
+        if self.sync:
+            _fsync_dir(self.dir)
+        return [final for _, final in staged]
+
+    def _stage(self, table: str, rows: Sequence[Mapping[str, Any]]) -> Path:
+        tmp = self.dir / f"{table}.{self.seq:010d}{SUFFIX}.tmp"
+        data = b"".join(encode_row(row, self.max_line_bytes) for row in rows)
+        with open(tmp, "wb") as f:
+            f.write(data)
+            f.flush()
+            if self.sync:
+                os.fsync(f.fileno())
+        return tmp

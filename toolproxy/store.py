@@ -1,0 +1,425 @@
+"""The capture store: a DuckDB catalog over the proxies' segment files.
+
+The only module that imports duckdb. A capture is a directory::
+
+    <capture>/capture.duckdb          catalog (its SQL: ``catalog``), tables, views, meta
+    <capture>/segments/<proxy>/...    immutable JSONL files the proxies append (``segments``)
+    <capture>/segments/_schema/       one empty file per table (views need a match)
+    <capture>/rejected/<proxy>/...    segment files that had unreadable lines
+
+Proxies never open the catalog, so any number of them record into one capture while
+readers query it. ``compact()`` moves finished files into the ``*_compacted`` tables and
+records their names in one transaction, and deletes them only afterwards: the views skip
+recorded files, so a crash in between never counts a row twice.
+
+Locking, as DuckDB 2.0 behaves across processes: any number of read-only connections, or
+one read-write connection, per file. ``ATTACH ... (READ_ONLY)`` from an in-memory database
+takes the same lock, so it buys nothing. Readers therefore block ``compact()`` and vice
+versa; every open here retries for ``busy_timeout_s`` and then raises ``CaptureBusy``.
+
+If the capture moved, ``open_capture`` rewrites the views' absolute paths when it can get
+write access, and otherwise shadows them with temporary views on its own connection.
+A segment line that is not a readable row is skipped, never fatal to a query;
+``compact()`` keeps a file that had such lines under ``rejected/`` instead of deleting it.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import time
+from collections.abc import Iterator
+from contextlib import closing, contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+import duckdb
+
+from toolproxy import catalog
+from toolproxy.errors import UserError
+from toolproxy.segments import (
+    SCHEMA_DIR,
+    SEGMENTS_DIR,
+    TABLES,
+    list_segments,
+    parse_segment_name,
+    write_high_water,
+)
+
+CATALOG = "capture.duckdb"
+BUSY_TIMEOUT_S = 5.0
+STALE_TMP_S = 60.0
+
+
+class CaptureError(UserError):
+    """Base of the store's errors: each is something the user can act on."""
+
+
+class NotACapture(CaptureError):
+    """The path is not a toolproxy capture directory (or its catalog)."""
+
+
+class CaptureBusy(CaptureError):
+    """Another process holds the catalog in a mode that excludes this one."""
+
+
+class QueryError(CaptureError):
+    """A query against the capture failed (bad SQL, unknown column, ...)."""
+
+
+@dataclass(frozen=True)
+class CompactStats:
+    """What one ``compact()`` did."""
+
+    files: int = 0  # segment files moved into the compacted tables
+    rows: dict[str, int] = field(default_factory=dict)  # rows moved, per table
+    deleted: int = 0  # segment files removed (includes leftovers of an earlier crash)
+    rejected: list[str] = field(default_factory=list)  # files with unreadable lines
+    tmp_removed: int = 0  # stale .tmp files of killed writers
+
+
+def _root_of(path: Path | str) -> Path:
+    p = Path(path).expanduser().resolve()
+    return p.parent if p.name == CATALOG else p
+
+
+def _rel(root: Path, path: Path) -> str:
+    """``path`` relative to the capture, as ``compacted_segments`` records it."""
+    return str(path)[len(str(root)) + 1 :]  # cheaper than relative_to for many files
+
+
+def _existing_root(path: Path | str) -> Path:
+    root = _root_of(path)
+    if not (root / CATALOG).is_file():
+        raise NotACapture(f"{root} is not a toolproxy capture: no {CATALOG} in it")
+    return root
+
+
+@contextmanager
+def _init_lock(root: Path) -> Iterator[None]:
+    with open(root / ".init.lock", "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        yield
+
+
+def _connect(root: Path, read_only: bool, busy_timeout_s: float) -> duckdb.DuckDBPyConnection:
+    db = root / CATALOG
+    deadline = time.monotonic() + busy_timeout_s
+    while True:
+        try:
+            con = duckdb.connect(str(db), read_only=read_only)
+            con.execute("SET TimeZone = 'UTC'")
+            return con
+        except duckdb.IOException as e:
+            if "not a valid DuckDB database" in str(e):
+                raise NotACapture(f"{db} is not a DuckDB database") from e
+            if "lock" not in str(e):
+                raise
+            error: duckdb.Error = e
+        except duckdb.ConnectionException as e:
+            error = e  # this process already holds the file in the other mode
+        if time.monotonic() >= deadline:
+            mode = "read-only" if read_only else "read-write"
+            raise CaptureBusy(
+                f"cannot open {db} {mode}: another process has it open "
+                f"({'compacting or initialising' if read_only else 'reading or compacting'}). "
+                "Readers and compaction exclude each other: close other DuckDB sessions on "
+                f"this capture or retry. DuckDB said: {error}"
+            ) from error
+        time.sleep(0.05)
+
+
+def _meta(con: duckdb.DuckDBPyConnection) -> dict[str, str] | None:
+    """The meta table, or None for a database that is empty (creation was interrupted)."""
+    try:
+        return dict(con.execute("SELECT key, value FROM meta").fetchall())
+    except duckdb.CatalogException:
+        if con.execute("SELECT count(*) FROM duckdb_tables()").fetchone() == (0,):
+            return None
+        raise NotACapture("the DuckDB file has no toolproxy meta table") from None
+
+
+def _is_current(meta: dict[str, str] | None, root: Path) -> bool:
+    if meta is None:
+        return False
+    version = int(meta.get("schema_version", 0))
+    if version > catalog.SCHEMA_VERSION:
+        raise CaptureError(f"{root} has store schema {version}; upgrade toolproxy")
+    return (
+        version == catalog.SCHEMA_VERSION
+        and meta.get("columns_hash") == catalog.columns_hash()
+        and meta.get("capture_dir") == str(root)
+    )
+
+
+def _ensure_placeholders(root: Path) -> None:
+    """An empty file per table, so each view's glob matches even before any flush."""
+    schema = root / SEGMENTS_DIR / SCHEMA_DIR
+    try:
+        schema.mkdir(parents=True, exist_ok=True)
+        for table in TABLES:
+            if not (placeholder := schema / f"{table}.{0:010d}.jsonl").exists():
+                placeholder.touch()
+    except OSError:
+        pass  # a read-only copy of a capture: its placeholders are there or it has segments
+
+
+def _create_views(con: duckdb.DuckDBPyConnection, root: Path, temp: bool) -> None:
+    have: dict[str, set[str]] = {}
+    for table, column in con.execute(catalog.COMPACTED_COLUMNS).fetchall():
+        have.setdefault(table, set()).add(column)
+    for statement in catalog.view_ddl(root, have, temp):
+        con.execute(statement)
+
+
+def _migrate(con: duckdb.DuckDBPyConnection, root: Path) -> None:
+    """Bring a read-write catalog to the current schema and location, in one transaction."""
+    con.execute("BEGIN")
+    for statement in catalog.table_ddl():
+        con.execute(statement)
+    _create_views(con, root, temp=False)
+    con.executemany(
+        "INSERT OR REPLACE INTO meta VALUES (?, ?)",
+        [
+            ("schema_version", str(catalog.SCHEMA_VERSION)),
+            ("columns_hash", catalog.columns_hash()),
+            ("capture_dir", str(root)),
+        ],
+    )
+    con.execute("COMMIT")
+
+
+def init_capture(path: Path | str, busy_timeout_s: float = BUSY_TIMEOUT_S) -> Path:
+    """Create (or bring up to date) the capture directory and catalog; returns its path.
+
+    Idempotent and safe when several processes call it at once (they serialise on
+    ``<capture>/.init.lock``); a read-only check when the capture is already current.
+    """
+    root = _root_of(path)
+    if any(ch in str(root) for ch in "*?["):
+        raise CaptureError(f"{root}: a capture path cannot contain * ? [ (views glob it)")
+    root.mkdir(parents=True, exist_ok=True)
+    _ensure_placeholders(root)
+    with _init_lock(root):
+        db = root / CATALOG
+        if db.exists() and db.stat().st_size == 0:
+            db.unlink()  # a creator was killed before DuckDB wrote its header
+        if db.exists():
+            with closing(_connect(root, True, busy_timeout_s)) as con:
+                if _is_current(_meta(con), root):
+                    return root
+        with closing(_connect(root, False, busy_timeout_s)) as con:
+            _is_current(_meta(con), root)  # refuses a newer schema or a foreign database
+            _migrate(con, root)
+    return root
+
+
+def open_capture(
+    path: Path | str, read_only: bool = True, busy_timeout_s: float = BUSY_TIMEOUT_S
+) -> duckdb.DuckDBPyConnection:
+    """A connection to a capture's catalog with every view ready; the caller closes it.
+
+    Prefer short-lived read-only connections: while one is open, ``compact()`` waits.
+    """
+    root = _existing_root(path)
+    _ensure_placeholders(root)
+    con = _connect(root, read_only, busy_timeout_s)
+    try:
+        meta = _meta(con)
+        if meta is None:
+            raise NotACapture(f"{root / CATALOG} was never initialised; run init_capture")
+        if _is_current(meta, root):
+            return con
+        if not read_only:
+            _migrate(con, root)
+            return con
+        con.close()
+        try:
+            init_capture(root, busy_timeout_s=0)
+        except (CaptureBusy, OSError):  # someone is reading, or the directory is read-only
+            con = _connect(root, True, busy_timeout_s)
+            _create_views(con, root, temp=True)
+            return con
+        return _connect(root, True, busy_timeout_s)
+    except BaseException:
+        con.close()
+        raise
+
+
+def _count_lines(path: Path) -> int:
+    with open(path, "rb") as f:
+        return sum(1 for line in f if line.strip())
+
+
+def _compact_table(
+    con: duckdb.DuckDBPyConnection, root: Path, table: str, files: list[Path]
+) -> tuple[int, list[Path]]:
+    """Insert the files' rows and record the files. Returns (rows, files with bad lines)."""
+    names = {str(p): p for p in files}
+    lines = {n: _count_lines(p) for n, p in names.items()}
+    (inserted,) = con.execute(
+        f"INSERT INTO {catalog.quote(catalog.compacted(table))} "
+        f"{catalog.segment_rows(table, '$files')}",
+        {"files": list(names)},
+    ).fetchone() or (0,)
+    kept = lines
+    if inserted != sum(lines.values()):  # rare: find the files that had unreadable lines
+        per_file = catalog.segment_rows(table, "$files", extra="filename AS _file, ")
+        kept = dict.fromkeys(names, 0) | dict(
+            con.execute(
+                f"SELECT _file, count(*) FROM ({per_file}) GROUP BY 1", {"files": list(names)}
+            ).fetchall()
+        )
+    con.execute(
+        "INSERT INTO compacted_segments SELECT unnest($files), $table, unnest($rows), now()",
+        {
+            "files": [_rel(root, p) for p in files],
+            "table": table,
+            "rows": [kept[n] for n in names],
+        },
+    )
+    return int(inserted), [p for n, p in names.items() if kept[n] != lines[n]]
+
+
+def compact(path: Path | str, busy_timeout_s: float = BUSY_TIMEOUT_S) -> CompactStats:
+    """Move every finished segment file into the compacted tables, then delete the files.
+
+    One transaction records the rows and the file names, so the views never count a row
+    twice, even if deletion is interrupted. Idempotent; proxies may keep writing meanwhile
+    (files that appear after the listing wait for the next compaction).
+    """
+    root = _existing_root(path)
+    with closing(open_capture(root, read_only=False, busy_timeout_s=busy_timeout_s)) as con:
+        # Row order within a compacted table carries no meaning; keeping it costs ~5x here.
+        con.execute("SET preserve_insertion_order = false")
+        done = {f for (f,) in con.execute("SELECT file FROM compacted_segments").fetchall()}
+        segments = list_segments(root)
+        fresh = {
+            t: [p for p in files if _rel(root, p) not in done] for t, files in segments.items()
+        }
+        rows: dict[str, int] = {}
+        bad: list[Path] = []
+        con.execute("BEGIN")
+        for table, files in fresh.items():
+            if files:
+                rows[table], rejected = _compact_table(con, root, table, files)
+                bad += rejected
+        con.execute("COMMIT")
+        con.execute("CHECKPOINT")
+        finished = [p for files in segments.values() for p in files]
+        high: dict[Path, int] = {}
+        for p in finished:
+            _, seq = parse_segment_name(p.name) or ("", 0)
+            high[p.parent] = max(seq, high.get(p.parent, 0))
+        for proxy_dir, seq in high.items():
+            # Before deleting: a writer restarting with this proxy id must not reuse names.
+            write_high_water(proxy_dir, seq)
+        for p in bad:
+            dest = root / "rejected" / p.parent.name / p.name
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(p, dest)
+        for p in finished:
+            if p not in bad:
+                p.unlink(missing_ok=True)
+        stale = [
+            p
+            for p in (root / SEGMENTS_DIR).glob("*/*.jsonl.tmp")
+            if time.time() - p.stat().st_mtime > STALE_TMP_S
+        ]
+        for p in stale:
+            p.unlink(missing_ok=True)
+    return CompactStats(
+        files=sum(len(f) for f in fresh.values()),
+        rows=rows,
+        deleted=len(finished) - len(bad),
+        rejected=[_rel(root, p) for p in bad],
+        tmp_removed=len(stale),
+    )
+
+
+def query(
+    path: Path | str, sql: str, params: list[Any] | dict[str, Any] | None = None
+) -> tuple[list[str], list[tuple[Any, ...]]]:
+    """Run one SQL statement on a read-only connection: (column names, rows).
+
+    DuckDB's errors come back as ``QueryError`` with DuckDB's message.
+    """
+    with closing(open_capture(path)) as con:
+        try:
+            cur = con.execute(sql, params)
+            names = [d[0] for d in cur.description or []]
+            return names, cur.fetchall()
+        except duckdb.Error as e:
+            raise QueryError(str(e)) from e
+
+
+def _dicts(cur: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
+    names = [d[0] for d in cur.description or []]
+    return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
+
+
+def summary(path: Path | str) -> dict[str, Any]:
+    """Counts per table, pending segment files, sessions, time range and proxies."""
+    root = _existing_root(path)
+    with closing(open_capture(root)) as con:
+        counts = {t: _scalar(con, f"SELECT count(*) FROM {catalog.quote(t)}") for t in TABLES}
+        done = {f for (f,) in con.execute("SELECT file FROM compacted_segments").fetchall()}
+        first, last = con.execute(
+            "SELECT min(started_at), max(coalesce(ended_at, started_at)) FROM exchanges"
+        ).fetchone() or (None, None)
+        return {
+            "capture": str(root),
+            "tables": counts,
+            "segments_pending": sum(
+                _rel(root, p) not in done for files in list_segments(root).values() for p in files
+            ),
+            "sessions": _scalar(con, "SELECT count(*) FROM sessions"),
+            "first": first,
+            "last": last,
+            "proxies": _dicts(con.execute('SELECT * FROM proxy_runs_latest ORDER BY "at"')),
+        }
+
+
+def _scalar(con: duckdb.DuckDBPyConnection, sql: str) -> Any:
+    row = con.execute(sql).fetchone()
+    return row[0] if row else None
+
+
+def list_sessions(path: Path | str, limit: int = 50) -> tuple[list[str], list[tuple[Any, ...]]]:
+    """The most recently active sessions first: (column names, rows of ``sessions``)."""
+    return query(path, "SELECT * FROM sessions ORDER BY last_seen DESC LIMIT ?", [limit])
+
+
+def export_jsonl(path: Path | str, table: str, out: Path | TextIO) -> int:
+    """Write a table's rows as JSON lines (nested JSON kept nested); returns the count."""
+    if table not in TABLES:
+        raise ValueError(f"unknown table {table!r}; one of {sorted(TABLES)}")
+    json_cols = [c for c, t in TABLES[table].items() if t == "JSON"]
+    with closing(open_capture(path)) as con, _text_out(out) as f:
+        order = "at" if table == "proxy_runs" else "started_at"
+        cur = con.execute(f"SELECT * FROM {catalog.quote(table)} ORDER BY {order}")
+        names = [d[0] for d in cur.description or []]
+        count = 0
+        while chunk := cur.fetchmany(1000):
+            for values in chunk:
+                row = dict(zip(names, values, strict=True))
+                for c in json_cols:
+                    row[c] = None if row[c] is None else json.loads(row[c])
+                f.write(json.dumps(row, ensure_ascii=False, default=_iso) + "\n")
+            count += len(chunk)
+        return count
+
+
+def _iso(value: Any) -> str:
+    return value.isoformat()
+
+
+@contextmanager
+def _text_out(out: Path | TextIO) -> Iterator[TextIO]:
+    if isinstance(out, Path):
+        with open(out, "w", encoding="utf-8") as f:
+            yield f
+    else:
+        yield out
