@@ -37,3 +37,20 @@ def test_demo_replaces_an_old_capture(tmp_path):
     run_demo(capture, out=lambda line: None)
     _, rows = store.query(capture, "SELECT count(*) FROM exchanges")
     assert rows == [(9,)]
+
+
+def test_readme_sql_examples_run_on_the_demo_capture(tmp_path):
+    import re
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    block = re.search(r"### Useful SQL\n\n```sql\n(.*?)```", readme, re.S)
+    assert block
+    statements = [s.strip() for s in block.group(1).split(";") if s.strip()]
+    assert len(statements) >= 5
+    capture = tmp_path / "demo"
+    run_demo(capture, out=lambda line: None)
+    for sql in statements:
+        store.query(capture, sql)  # raises QueryError if an example went stale
+    _, calls = store.query(capture, statements[0])
+    assert calls  # the first example has rows on the demo

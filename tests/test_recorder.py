@@ -107,3 +107,19 @@ def test_close_twice_and_count_error(tmp_path):
     rec.close()
     rec.close()
     assert rec.internal_errors == 2 and len(logs) == 1
+
+
+def test_periodic_stats_rows_when_counters_move(tmp_path, monkeypatch):
+    import toolproxy.recorder as recorder_module
+
+    monkeypatch.setattr(recorder_module, "STATS_INTERVAL_S", 0.1)
+    capture, logs = tmp_path / "cap", []
+    rec = recorder(capture, logs)
+    rec.start()
+    rec.submit(raw(1))
+    time.sleep(0.4)
+    rec.submit(raw(2))
+    time.sleep(0.4)
+    rec.close()
+    stats = rows(capture, "SELECT exchanges FROM proxy_runs WHERE event = 'stats' ORDER BY 1")
+    assert stats and stats[0][0] >= 1

@@ -106,3 +106,20 @@ def test_remembered_secrets_are_bounded():
         r.redact_headers([("cookie", f"session-{i:08d}")])
     assert len(r.found) == MAX_REMEMBERED
     assert "session-00000000" not in r.found
+
+
+def test_mentions_secret_finds_plain_and_json_escaped_secrets():
+    r = Redactor.build()
+    assert not r.mentions_secret({"a": "b"})  # nothing remembered yet
+    r.redact_headers([("x-api-key", KEY), ("authorization", 'quo"ted\\key-123')])
+    assert r.mentions_secret({"nested": [f"..{KEY}.."]})
+    assert r.mentions_secret({"v": 'x quo"ted\\key-123 y'})
+    assert not r.mentions_secret({"a": "clean", "n": 1})
+
+
+def test_scrub_order_cache_follows_new_secrets():
+    r = Redactor.build()
+    r.redact_headers([("x-api-key", "short-key-1")])
+    assert r.scrub("short-key-1") == REDACTED
+    r.redact_headers([("x-api-key", "short-key-1-and-longer")])
+    assert r.scrub("short-key-1-and-longer") == REDACTED  # longest first, not "...-and-longer"

@@ -27,6 +27,8 @@ from toolproxy.tap import RawExchange
 _STOP = object()
 # Rows kept in memory while the disk refuses writes, before the oldest batch is given up.
 MAX_PENDING_ROWS = 200_000
+# A `stats` row in proxy_runs at most this often, when the counters moved.
+STATS_INTERVAL_S = 60.0
 
 
 class Recorder:
@@ -102,6 +104,7 @@ class Recorder:
 
     def _run(self) -> None:
         next_flush = time.monotonic() + self.flush_interval
+        next_stats, last_counts = time.monotonic() + STATS_INTERVAL_S, (0, 0, 0)
         stopping = False
         while not stopping:
             try:
@@ -118,6 +121,10 @@ class Recorder:
                 except queue.Empty:
                     item = None
             if stopping or time.monotonic() >= next_flush:
+                counts = (self.exchanges, self.parse_failures, self.internal_errors)
+                if time.monotonic() >= next_stats and counts != last_counts and not stopping:
+                    self._add(self._run_row("stats"))
+                    next_stats, last_counts = time.monotonic() + STATS_INTERVAL_S, counts
                 self._flush()
                 next_flush = time.monotonic() + self.flush_interval
         self._add(self._run_row("stop"))

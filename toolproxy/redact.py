@@ -49,6 +49,8 @@ class Redactor:
     query: frozenset[str] = DEFAULT_QUERY
     json_paths: tuple[tuple[str, ...], ...] = tuple((p,) for p in DEFAULT_JSON_PATHS)
     found: dict[str, None] = field(default_factory=dict)
+    _order: list[str] = field(default_factory=list, repr=False)
+    _order_for: int = field(default=-1, repr=False)
 
     @classmethod
     def build(
@@ -138,14 +140,29 @@ class Redactor:
                 changed = True
         return changed
 
+    def _longest_first(self) -> list[str]:
+        # Cached: scrub() runs on every stored string, the set changes rarely.
+        if self._order_for != len(self.found) or set(self._order) != self.found.keys():
+            self._order = sorted(self.found, key=len, reverse=True)
+            self._order_for = len(self.found)
+        return self._order
+
     def scrub(self, text: str | None) -> str | None:
         """Replace every secret value seen so far inside free text."""
         if not text or not self.found:
             return text
-        for secret in sorted(self.found, key=len, reverse=True):
+        for secret in self._longest_first():
             if secret in text:
                 text = text.replace(secret, REDACTED)
         return text
+
+    def mentions_secret(self, value: Any) -> bool:
+        """Whether any remembered secret occurs anywhere in a JSON-like value (fast check)."""
+        if not self.found:
+            return False
+        text = json.dumps(value, ensure_ascii=False)
+        # A secret with quotes or backslashes appears escaped inside the JSON text.
+        return any(s in text or json.dumps(s)[1:-1] in text for s in self._longest_first())
 
     def scrub_value(self, value: Any) -> Any:
         """scrub() applied to every string inside a JSON-like value (keys included)."""

@@ -32,6 +32,9 @@ from toolproxy.session import SessionTracker
 from toolproxy.tap import RawExchange
 
 PIPE_SIZE = 1 << 20
+# The worker yields the CPU to the proxy when both want it: recording may lag a little
+# behind under saturation (the pipe and the feeder queue absorb it), forwarding must not.
+WORKER_NICE = 5
 F_SETPIPE_SZ = getattr(fcntl, "F_SETPIPE_SZ", 1031)
 _CLOSE = object()
 
@@ -87,6 +90,10 @@ def read_frame(inp: IO[bytes]) -> object | None:
 
 def run_worker(inp: IO[bytes]) -> None:
     """Worker main: a config frame, then exchanges and error notes until end of input."""
+    try:
+        os.nice(WORKER_NICE)
+    except OSError:
+        pass
     config = read_frame(inp)
     if not isinstance(config, RecorderConfig):
         raise SystemExit("toolproxy.worker: expected a RecorderConfig frame first")

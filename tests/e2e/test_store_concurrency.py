@@ -50,20 +50,33 @@ def test_two_proxies_record_into_one_capture_while_read(upstream, capture):
         reads = []
         while any(t.is_alive() for t in threads):
             cli = subprocess.run(
-                [sys.executable, "-m", "toolproxy.cli", "sql", "--json", "--capture",
-                 str(capture), "SELECT count(*) AS n FROM exchanges"],
-                capture_output=True, text=True,
+                [
+                    sys.executable,
+                    "-m",
+                    "toolproxy.cli",
+                    "sql",
+                    "--json",
+                    "--capture",
+                    str(capture),
+                    "SELECT count(*) AS n FROM exchanges",
+                ],
+                capture_output=True,
+                text=True,
             )
             assert cli.returncode == 0, cli.stderr
             reads.append(json.loads(cli.stdout.splitlines()[0])["n"])
         for t in threads:
             t.join()
         plain = subprocess.run(
-            [sys.executable, "-c",
-             "import duckdb,sys; c=duckdb.connect(sys.argv[1], read_only=True);"
-             "print(c.execute('select count(*) from exchanges').fetchone()[0])",
-             str(capture / "capture.duckdb")],
-            capture_output=True, text=True,
+            [
+                sys.executable,
+                "-c",
+                "import duckdb,sys; c=duckdb.connect(sys.argv[1], read_only=True);"
+                "print(c.execute('select count(*) from exchanges').fetchone()[0])",
+                str(capture / "capture.duckdb"),
+            ],
+            capture_output=True,
+            text=True,
         )
         assert plain.returncode == 0, plain.stderr
     assert reads == sorted(reads)  # counts only grow while recording
