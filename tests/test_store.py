@@ -21,7 +21,7 @@ import pytest
 
 from toolproxy import catalog, store
 from toolproxy.errors import UserError
-from toolproxy.records import Exchange, ToolCall, ToolOffered, ToolResult
+from toolproxy.records import Exchange, McpMessage, McpTool, ToolCall, ToolOffered, ToolResult
 from toolproxy.segments import TABLES, SegmentWriter, list_segments
 
 T0 = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
@@ -61,6 +61,28 @@ def exchange_rows(n: int, session: str = "s1", prefix: str = "ex", **extra: Any)
         rows["tools_offered"].append(link | tool.model_dump(mode="json"))
         rows["tool_calls"].append(link | call.model_dump(mode="json"))
         rows["tool_results"].append(link | result.model_dump(mode="json"))
+        message = McpMessage(
+            position=0,
+            direction="client",
+            rpc_id=str(i),
+            method="tools/call",
+            tool_name="get",
+            arguments={"i": i},
+            result={"content": []},
+            is_error=False,
+        )
+        rows["mcp_messages"].append(link | message.model_dump(mode="json"))
+        mcp_tool = McpTool(
+            pull_id=f"{prefix}-pull-{i}",
+            pulled_at=ex.started_at,
+            server="srv",
+            transport="stdio",
+            name="get",
+            input_schema={"type": "object"},
+            schema_hash="h",
+            definition_hash="d",
+        )
+        rows["mcp_tools"].append(mcp_tool.model_dump(mode="json"))
     return rows
 
 

@@ -18,7 +18,14 @@ from toolproxy.segments import KEY_COLUMNS, MAX_LINE_BYTES, TABLES, segment_glob
 # Bump when the layout changes in a way ADD COLUMN cannot follow; columns are tracked
 # separately (columns_hash), so a new record field needs no bump.
 SCHEMA_VERSION = 1
-DERIVED_VIEWS = ("sessions", "calls", "proxy_runs_latest")
+DERIVED_VIEWS = (
+    "sessions",
+    "calls",
+    "proxy_runs_latest",
+    "mcp_tool_versions",
+    "mcp_tools_latest",
+    "mcp_calls",
+)
 
 BOOKKEEPING = [
     "CREATE TABLE IF NOT EXISTS meta (key VARCHAR PRIMARY KEY, value VARCHAR)",
@@ -127,4 +134,22 @@ def view_ddl(root: Path, have: Mapping[str, Collection[str]], temp: bool = False
     statements.append(f"""{create} proxy_runs_latest AS
         SELECT * FROM proxy_runs
         QUALIFY row_number() OVER (PARTITION BY proxy_id ORDER BY "at" DESC) = 1""")
+    # One row per distinct definition of a tool: a changed schema is a new version.
+    statements.append(f"""{create} mcp_tool_versions AS
+        SELECT server, name, schema_hash, definition_hash,
+            min(pulled_at) AS first_seen, max(pulled_at) AS last_seen, count(*) AS pulls,
+            arg_max(input_schema, pulled_at) AS input_schema,
+            arg_max(description, pulled_at) AS description,
+            arg_max(annotations, pulled_at) AS annotations
+        FROM mcp_tools GROUP BY server, name, schema_hash, definition_hash""")
+    # What each server exposed at its latest successful pull (tools it dropped vanish).
+    statements.append(f"""{create} mcp_tools_latest AS
+        SELECT t.* FROM mcp_tools t
+        JOIN (SELECT server, max(pulled_at) AS pulled_at FROM mcp_tools GROUP BY server) l
+            USING (server, pulled_at)""")
+    statements.append(f"""{create} mcp_calls AS
+        SELECT m.started_at, m.session_id, m.exchange_id, m.mcp_session_id, m.rpc_id,
+            m.tool_name, m.arguments, m.result, m.is_error, m.error_code, m.error_message,
+            m.linked_exchange_id, m.linked_call_id
+        FROM mcp_messages m WHERE m.method = 'tools/call'""")
     return statements

@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-WireFormat = Literal["openai_chat", "openai_responses", "anthropic_messages", "unknown"]
+WireFormat = Literal["openai_chat", "openai_responses", "anthropic_messages", "mcp", "unknown"]
 
 # How far parsing got. Stable strings, documented in README "Store schema".
 #   ok        request and response parsed completely
@@ -192,3 +192,52 @@ class Exchange(BaseModel):
     conversation_key: str | None = Field(
         default=None, description="hash of the request's turns plus the reply"
     )
+
+
+class McpTool(BaseModel):
+    """One tool as an MCP server exposed it in one pull: a row of `mcp_tools`.
+
+    Rows are observations, never overwritten: a changed schema shows up as a new
+    `schema_hash` (see the `mcp_tool_versions` view for first/last seen per version).
+    """
+
+    pull_id: str = Field(description="id shared by every row of one `toolproxy mcp pull`")
+    pulled_at: datetime
+    server: str = Field(description="server name from the MCP config (or ad hoc)")
+    transport: str = Field(description="stdio | http | sse")
+    server_name: str | None = Field(default=None, description="serverInfo.name")
+    server_version: str | None = Field(default=None, description="serverInfo.version")
+    protocol_version: str | None = Field(default=None, description="negotiated MCP version")
+    name: str
+    title: str | None = None
+    description: str | None = None
+    input_schema: Any = Field(default=None, description="inputSchema (JSON Schema)")
+    output_schema: Any = Field(default=None, description="outputSchema, if declared")
+    annotations: Any = Field(default=None, description="readOnlyHint, destructiveHint, ...")
+    schema_hash: str = Field(description="schema_hash(input_schema)")
+    definition_hash: str = Field(description="hash of the whole tool definition")
+
+
+class McpMessage(BaseModel):
+    """One JSON-RPC message of MCP traffic through the proxy: a row of `mcp_messages`.
+
+    A request and its response share a row (the response fields fill in); notifications
+    and server-initiated requests get rows of their own.
+    """
+
+    position: int = Field(description="order within the exchange")
+    direction: Literal["client", "server"] = Field(description="who sent the message")
+    mcp_session_id: str | None = Field(default=None, description="Mcp-Session-Id header")
+    rpc_id: str | None = Field(default=None, description="JSON-RPC id, as text")
+    method: str | None = Field(default=None, description="e.g. initialize, tools/call")
+    params: Any = None
+    tool_name: str | None = Field(default=None, description="for tools/call")
+    arguments: Any = Field(default=None, description="for tools/call")
+    result: Any = None
+    is_error: bool | None = Field(default=None, description="tools/call result.isError")
+    error_code: int | None = Field(default=None, description="JSON-RPC error code")
+    error_message: str | None = None
+    linked_exchange_id: str | None = Field(
+        default=None, description="model exchange whose tool call this tools/call executed"
+    )
+    linked_call_id: str | None = Field(default=None, description="that model tool call's id")

@@ -29,7 +29,7 @@ from typing import Any, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel
 
-from toolproxy.records import Exchange, ToolCall, ToolOffered, ToolResult
+from toolproxy.records import Exchange, McpMessage, McpTool, ToolCall, ToolOffered, ToolResult
 
 SEGMENTS_DIR = "segments"
 # Holds one empty file per table so the views' globs always match at least one file.
@@ -81,6 +81,8 @@ TABLES: dict[str, dict[str, str]] = {
     "tools_offered": _PARENT | model_columns(ToolOffered),
     "tool_calls": _PARENT | model_columns(ToolCall),
     "tool_results": _PARENT | model_columns(ToolResult),
+    "mcp_messages": _PARENT | model_columns(McpMessage),
+    "mcp_tools": model_columns(McpTool),
     "proxy_runs": {
         "proxy_id": "VARCHAR",
         "pid": "BIGINT",
@@ -102,6 +104,8 @@ KEY_COLUMNS: dict[str, str] = {
     "tools_offered": "exchange_id",
     "tool_calls": "exchange_id",
     "tool_results": "exchange_id",
+    "mcp_messages": "exchange_id",
+    "mcp_tools": "pull_id",
     "proxy_runs": "proxy_id",
 }
 """A column every real row has: a line whose key is null was unreadable and is dropped."""
@@ -109,7 +113,15 @@ KEY_COLUMNS: dict[str, str] = {
 # Within one flush, children are renamed into place before their exchanges, so a crash in
 # between leaves orphan children (invisible to joins) rather than an exchange that seems to
 # have made no tool calls.
-_WRITE_ORDER = ("proxy_runs", "tools_offered", "tool_results", "tool_calls", "exchanges")
+_WRITE_ORDER = (
+    "proxy_runs",
+    "mcp_tools",
+    "mcp_messages",
+    "tools_offered",
+    "tool_results",
+    "tool_calls",
+    "exchanges",
+)
 
 
 def parse_segment_name(name: str) -> tuple[str, int] | None:
