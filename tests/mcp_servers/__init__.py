@@ -1,0 +1,1 @@
+"""Real MCP servers the tests run (FastMCP, official SDK)."""
