@@ -7,6 +7,7 @@ logged once, and the flow goes on exactly as it would without the addon.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import secrets
@@ -43,6 +44,7 @@ class ToolproxyCapture:
         self.recorder: Recorder | RecorderProcess | None = None
         self._config: tuple[object, ...] | None = None
         self.hook_errors = 0
+        self._loopback = False
 
     def load(self, loader) -> None:  # type: ignore[no-untyped-def]
         loader.add_option(
@@ -101,6 +103,7 @@ class ToolproxyCapture:
         opts = ctx.options
         if "listen_host" in updated and opts.listen_host == "" and "toolproxy_capture" in updated:
             # First configure after loading: listen on loopback unless told otherwise.
+            self._loopback = True
             opts.listen_host = "127.0.0.1"
         if not any(name.startswith("toolproxy_") for name in updated):
             return
@@ -141,6 +144,26 @@ class ToolproxyCapture:
             return
         self._config = config
         self._start_recorder(capture)
+
+    async def running(self) -> None:
+        """Rebind servers that mitmproxy started on all interfaces before this addon loaded.
+
+        mitmdump starts listening concurrently with loading `-s` scripts, so the loopback
+        default set in configure() can come too late for the first bind: restart those.
+        """
+        if not self._loopback:
+            return
+        self._loopback = False
+        proxyserver = ctx.master.addons.get("proxyserver")
+        if proxyserver is None:
+            return
+        while proxyserver.servers.is_updating:
+            await asyncio.sleep(0.01)
+        for server in list(proxyserver.servers):
+            if server.is_running and server.mode.custom_listen_host is None:
+                if any(addr[0] in ("", "0.0.0.0", "::") for addr in server.listen_addrs):
+                    await server.stop()
+                    await server.start()
 
     def _start_recorder(self, capture: Path) -> None:
         from toolproxy.store import init_capture  # the catalog; proxies then write segments only

@@ -1,0 +1,124 @@
+"""The addon script loads as users load it: `mitmdump -s` with no other flags, and mitmweb."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+
+from toolproxy.proxy import ADDON_SCRIPT, free_port, wait_listening
+
+from .conftest import wait_rows
+
+BIN = Path(sys.executable).parent
+
+
+def start(argv, tmp_path):
+    out = open(tmp_path / "out.log", "w+b")  # noqa: SIM115 - closed by the caller's finish()
+    proc = subprocess.Popen(
+        argv,
+        stdout=out,
+        stderr=subprocess.STDOUT,
+        env={"PYTHONUNBUFFERED": "1", "PATH": str(BIN) + ":/usr/bin:/bin"},
+    )
+    return proc, out
+
+
+def finish(proc, out):
+    proc.terminate()
+    proc.wait(20)
+    out.seek(0)
+    text = out.read().decode(errors="replace")
+    out.close()
+    return text
+
+
+def wait_for(out, needle, timeout=30.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        out.seek(0)
+        text = out.read().decode(errors="replace")
+        if needle in text:
+            return text
+        time.sleep(0.05)
+    raise AssertionError(f"{needle!r} not in output:\n{text}")
+
+
+def listening_addresses(port: int) -> set[str]:
+    """Local addresses with a listening TCP socket on `port` (Linux /proc/net/tcp*)."""
+    found = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in Path(table).read_text().splitlines()[1:]:
+            local, state = line.split()[1], line.split()[3]
+            addr, hexport = local.split(":")
+            if state == "0A" and int(hexport, 16) == port:
+                found.add(addr)
+    return found
+
+
+def test_plain_mitmdump_s_listens_on_loopback_and_records(upstream, tmp_path):
+    port = free_port()
+    capture = tmp_path / "cap"
+    proc, out = start(
+        [
+            str(BIN / "mitmdump"),
+            "-s",
+            str(ADDON_SCRIPT),
+            "--mode",
+            f"reverse:{upstream.url}",
+            "--listen-port",
+            str(port),
+            "--set",
+            f"toolproxy_capture={capture}",
+        ],
+        tmp_path,
+    )
+    try:
+        text = wait_for(out, "listening at")
+        assert f"listening at 127.0.0.1:{port}" in text  # not *:PORT as bare mitmdump
+        deadline = time.monotonic() + 10
+        while listening_addresses(port) != {"0100007F"} and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert listening_addresses(port) == {"0100007F"}  # 127.0.0.1 only
+        httpx.post(
+            f"http://127.0.0.1:{port}/v1/chat/completions", json={"model": "m", "messages": []}
+        ).raise_for_status()
+        assert wait_rows(capture, "SELECT wire_format FROM exchanges", 1) == [("openai_chat",)]
+    finally:
+        finish(proc, out)
+
+
+def test_mitmweb_loads_the_addon_and_records(upstream, tmp_path):
+    port, web = free_port(), free_port()
+    capture = tmp_path / "cap"
+    proc, out = start(
+        [
+            str(BIN / "mitmweb"),
+            "-s",
+            str(ADDON_SCRIPT),
+            "--mode",
+            f"reverse:{upstream.url}",
+            "--listen-port",
+            str(port),
+            "--set",
+            f"toolproxy_capture={capture}",
+            "--set",
+            "web_open_browser=false",
+            "--set",
+            f"web_port={web}",
+        ],
+        tmp_path,
+    )
+    try:
+        wait_listening("127.0.0.1", port, proc)
+        wait_for(out, "listening at")
+        httpx.post(
+            f"http://127.0.0.1:{port}/v1/chat/completions", json={"model": "m", "messages": []}
+        ).raise_for_status()
+        assert wait_rows(capture, "SELECT wire_format FROM exchanges", 1) == [("openai_chat",)]
+    finally:
+        text = finish(proc, out)
+    assert "Addon error" not in text and "toolproxy/" not in text
