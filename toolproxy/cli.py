@@ -171,6 +171,18 @@ def _print_rows(columns: Sequence[str], rows: Sequence[Sequence[object]], as_jso
         print(format_table(columns, rows))
 
 
+def add_command(
+    sub: argparse._SubParsersAction,  # type: ignore[type-arg]
+    name: str,
+    func: Callable[[argparse.Namespace], int],
+) -> argparse.ArgumentParser:
+    """A sub-command whose help is the first line of its function's docstring."""
+    doc = (func.__doc__ or "").strip()
+    p = sub.add_parser(name, help=doc, description=doc)
+    p.set_defaults(func=func)
+    return p
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser, one sub-command per capability."""
     parser = argparse.ArgumentParser(
@@ -180,10 +192,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def add(name: str, func: Callable[[argparse.Namespace], int]) -> argparse.ArgumentParser:
-        doc = (func.__doc__ or "").strip()
-        p = sub.add_parser(name, help=doc, description=doc)
-        p.set_defaults(func=func)
-        return p
+        return add_command(sub, name, func)
 
     p = add("record", cmd_record)
     p.add_argument("--upstream", "-u", help="reverse-proxy to this base URL (else explicit proxy)")

@@ -47,10 +47,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     )
     mcp_sub = mcp.add_subparsers(dest="mcp_command", required=True, metavar="MCP_COMMAND")
 
+    from toolproxy.cli import add_command
+
     def add(name: str, func: Callable[[argparse.Namespace], int]) -> argparse.ArgumentParser:
-        doc = (func.__doc__ or "").strip()
-        p = mcp_sub.add_parser(name, help=doc, description=doc)
-        p.set_defaults(func=func)
+        p = add_command(mcp_sub, name, func)
         p.add_argument(
             "--capture",
             "-c",
