@@ -52,15 +52,21 @@ def cmd_record(args: argparse.Namespace) -> int:
         print(f"toolproxy: explicit proxy on {base}, recording into {args.capture}")
         print(f"  HTTPS_PROXY={base}  and trust {confdir}/mitmproxy-ca-cert.pem (see README)")
     print("  Ctrl-C stops and compacts the capture.", flush=True)
-    proxy = RunningProxy(spec, capture_output=False)
-    # The child gets Ctrl-C from the terminal too; we only wait for it to finish flushing.
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    proxy = RunningProxy(spec, capture_output=False, own_session=True)
+
+    def forward(signum: int, frame: object) -> None:
+        # Ctrl-C / SIGTERM: ask mitmdump to stop, then wait for it to flush.
+        if proxy.proc is not None and proxy.proc.poll() is None:
+            proxy.proc.send_signal(signal.SIGINT)
+
+    previous = {s: signal.signal(s, forward) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
         proxy.start()
         assert proxy.proc is not None
         code = proxy.proc.wait()
     finally:
-        signal.signal(signal.SIGINT, previous)
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
     if not args.no_compact:
         _compact_quietly(args.capture)
     return 0 if code in (0, -signal.SIGINT, 130) else code

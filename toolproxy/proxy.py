@@ -145,9 +145,14 @@ def child_pids(pid: int) -> list[int]:
 class RunningProxy:
     """A mitmdump child process; use as a context manager (tests, demo, benchmarks)."""
 
-    def __init__(self, spec: ProxySpec, capture_output: bool = True) -> None:
+    def __init__(
+        self, spec: ProxySpec, capture_output: bool = True, own_session: bool = False
+    ) -> None:
         self.spec = spec
         self.capture_output = capture_output
+        # In its own session the child does not get the terminal's Ctrl-C: the parent
+        # forwards one SIGINT instead (a second one would make mitmdump skip its shutdown).
+        self.own_session = own_session
         self.proc: subprocess.Popen[bytes] | None = None
         # A file, not a pipe: a chatty child must never block on a full pipe.
         self._out = tempfile.TemporaryFile() if capture_output else None
@@ -162,6 +167,7 @@ class RunningProxy:
             stdout=self._out,
             stderr=subprocess.STDOUT,
             env={**os.environ, "PYTHONUNBUFFERED": "1"},  # output readable as it happens
+            start_new_session=self.own_session,
         )
         try:
             wait_listening(self.spec.host, self.spec.port, self.proc)
