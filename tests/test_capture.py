@@ -3,6 +3,7 @@ import gzip
 import json
 
 from toolproxy.capture import build_rows, classify_error, decode_tps, fallback_rows
+from toolproxy.link import Linker
 from toolproxy.records import ParsedResponse
 from toolproxy.redact import REDACTED, Redactor
 from toolproxy.session import SessionTracker
@@ -71,8 +72,10 @@ def raw(**kw) -> RawExchange:
     return RawExchange(**base)
 
 
-def build(r, redactor=None, tracker=None):
-    return build_rows(r, "proxy-1", redactor or Redactor.build(), tracker or SessionTracker())
+def build(r, redactor=None, tracker=None, linker=None):
+    return build_rows(
+        r, "proxy-1", redactor or Redactor.build(), tracker or SessionTracker(), linker
+    )
 
 
 def test_rows_for_a_chat_exchange():
@@ -189,3 +192,122 @@ def test_fallback_rows_keep_the_raw_exchange_without_secrets():
     assert ex["parse_status"] == "error" and "boom" in ex["parse_error"]
     assert ex["error_kind"] == "connection_reset"
     assert KEY not in json.dumps(rows)
+
+
+# ---------------------------------------------------------------------------- MCP
+
+MCP_SID = "d45a318e3c8f431cac610c3c8c03944c"
+MCP_TOKEN = "tok-mcp-bearer-987654321"
+
+
+def mcp_raw(i, request, response, *, session=True, content_type="application/json", **kw):
+    """One MCP exchange as the proxy saw it (bearer token, Mcp-Session-Id on both sides)."""
+    headers = [("authorization", f"Bearer {MCP_TOKEN}"), ("content-type", "application/json")]
+    if session:
+        headers.append(("mcp-session-id", MCP_SID))
+    return raw(
+        exchange_id=f"mcp{i}",
+        started_at=200.0 + i,
+        scheme="http",
+        host="127.0.0.1",
+        port=8000,
+        path="/mcp",
+        request_headers=headers,
+        request_body=json.dumps(request).encode() if request is not None else b"",
+        response_headers=[("content-type", content_type), ("mcp-session-id", MCP_SID)],
+        response_body=response.encode(),
+        **kw,
+    )
+
+
+INIT = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "x"}}
+INIT_OK = '{"jsonrpc":"2.0","id":0,"result":{"serverInfo":{"name":"weather","version":"1"}}}'
+
+
+def weather_call(city):
+    params = {"name": "get_weather", "arguments": {"city": city}}
+    return {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": params}
+
+
+WEATHER_OK = (
+    'event: message\ndata: {"jsonrpc":"2.0","id":2,"result":{"content":[],"isError":false}}\n\n'
+)
+
+
+def test_mcp_rows_carry_the_exchange_columns_and_share_the_mcp_session():
+    tracker, linker = SessionTracker(), Linker()
+    first, init_rows = build(
+        mcp_raw(0, INIT, INIT_OK, session=False), tracker=tracker, linker=linker
+    )
+    assert first.wire_format == "mcp" and first.parse_status == "ok"
+    assert first.session_source == "new" and first.model_requested is None
+    (row,) = init_rows["mcp_messages"]
+    assert row["exchange_id"] == "mcp0" and row["session_id"] == first.session_id
+    assert row["started_at"] == first.started_at.isoformat()
+    assert row["method"] == "initialize" and row["mcp_session_id"] == MCP_SID
+    assert row["result"]["serverInfo"]["name"] == "weather"
+    assert init_rows["tool_calls"] == [] and init_rows["tools_offered"] == []
+    call, call_rows = build(
+        mcp_raw(1, weather_call("Rome"), WEATHER_OK, content_type="text/event-stream"),
+        tracker=tracker,
+        linker=linker,
+    )
+    assert (call.session_id, call.session_source) == (first.session_id, "mcp_session")
+    assert call.streamed
+    (row,) = call_rows["mcp_messages"]
+    assert (row["tool_name"], row["is_error"], row["linked_call_id"]) == (
+        "get_weather",
+        False,
+        None,
+    )
+    closed, close_rows = build(
+        mcp_raw(2, None, "", method="DELETE"), tracker=tracker, linker=linker
+    )
+    assert (closed.wire_format, closed.session_id) == ("mcp", first.session_id)
+    assert close_rows["mcp_messages"] == []
+
+
+def test_a_model_call_links_to_its_mcp_execution_and_shares_its_session():
+    tracker, linker = SessionTracker(), Linker()
+    model, _ = build(raw(), tracker=tracker, linker=linker)  # get_weather {"city": "Oslo"}
+    build(mcp_raw(0, INIT, INIT_OK, session=False), tracker=tracker, linker=linker)
+    executed, rows = build(
+        mcp_raw(1, weather_call("Oslo"), WEATHER_OK, content_type="text/event-stream"),
+        tracker=tracker,
+        linker=linker,
+    )
+    assert (executed.session_id, executed.session_source) == (model.session_id, "linked")
+    (row,) = rows["mcp_messages"]
+    assert (row["linked_exchange_id"], row["linked_call_id"]) == ("ex1", "call_1")
+    assert row["session_id"] == model.session_id
+    # without the recorder's linker state nothing links
+    alone, rows = build(mcp_raw(3, weather_call("Oslo"), WEATHER_OK))
+    assert alone.session_source == "new" and rows["mcp_messages"][0]["linked_call_id"] is None
+
+
+def test_mcp_rows_are_scrubbed_of_the_bearer_token():
+    echo = {"jsonrpc": "2.0", "id": 2, "result": {"content": [{"type": "text", "text": MCP_TOKEN}]}}
+    request = weather_call(f"token {MCP_TOKEN}")
+    _, rows = build(mcp_raw(0, request, json.dumps(echo)))
+    assert MCP_TOKEN not in json.dumps(rows)
+    (row,) = rows["mcp_messages"]
+    assert row["arguments"] == {"city": f"token {REDACTED}"}
+    assert row["result"]["content"][0]["text"] == REDACTED
+    assert rows["exchanges"][0]["request_headers"]["authorization"] == REDACTED
+
+
+def test_mcp_client_hanging_up_on_an_answered_stream_is_not_an_error():
+    hung_up = dict(error="Client disconnected.", response_complete=False)
+    answered, _ = build(
+        mcp_raw(0, weather_call("Rome"), WEATHER_OK, content_type="text/event-stream", **hung_up)
+    )
+    assert (answered.parse_status, answered.error_kind, answered.error_message) == (
+        "ok",
+        None,
+        None,
+    )
+    cut, _ = build(
+        mcp_raw(1, weather_call("Rome"), "", content_type="text/event-stream", **hung_up)
+    )
+    assert (cut.parse_status, cut.error_kind) == ("partial", "connection_reset")
+    assert cut.parse_error == "response: no response to request id 2"

@@ -16,6 +16,14 @@ CORE = [
     "toolproxy.recorder",
     "toolproxy.worker",
     "toolproxy.catalog",
+    "toolproxy.toolnames",
+    "toolproxy.mcpconfig",
+    "toolproxy.snapshot",
+    "toolproxy.schemadiff",
+    "toolproxy.schemacheck",
+    "toolproxy.budget",
+    "toolproxy.drift",
+    "toolproxy.link",
 ]
 SDKS = ["mitmproxy", "duckdb", "openai", "mcp", "textual", "anthropic"]
 
@@ -31,7 +39,12 @@ def test_only_the_store_imports_duckdb_and_only_the_addon_mitmproxy():
     from pathlib import Path
 
     root = Path(__file__).resolve().parent.parent / "toolproxy"
-    for sdk, allowed in (("duckdb", {"store.py"}), ("mitmproxy", {"addon.py"})):
+    for sdk, allowed in (
+        ("duckdb", {"store.py"}),
+        ("mitmproxy", {"addon.py"}),
+        ("mcp", {"mcpclient.py"}),
+        ("openai", {"demo.py"}),
+    ):
         users = {
             p.name
             for p in root.rglob("*.py")

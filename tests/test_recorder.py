@@ -123,3 +123,50 @@ def test_periodic_stats_rows_when_counters_move(tmp_path, monkeypatch):
     rec.close()
     stats = rows(capture, "SELECT exchanges FROM proxy_runs WHERE event = 'stats' ORDER BY 1")
     assert stats and stats[0][0] >= 1
+
+
+def test_linker_state_carries_model_calls_to_later_mcp_exchanges(tmp_path):
+    import json
+
+    capture, logs = tmp_path / "cap", []
+    rec = recorder(capture, logs)
+    call = {"id": "call_9", "type": "function"}
+    call["function"] = {"name": "weather__get_weather", "arguments": '{"city":"Paris"}'}
+    model_reply = {"id": "c", "choices": [{"index": 0, "message": {"tool_calls": [call]}}]}
+    request = {"model": "m", "messages": [{"role": "user", "content": "weather?"}]}
+    mcp_call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call"}
+    mcp_call["params"] = {"name": "get_weather", "arguments": {"city": "Paris"}}
+    mcp_reply = {"jsonrpc": "2.0", "id": 1, "result": {"content": [], "isError": False}}
+    rec.start()
+    rec.submit(
+        raw(
+            "model",
+            method="POST",
+            path="/v1/chat/completions",
+            request_body=json.dumps(request).encode(),
+            response_body=json.dumps(model_reply).encode(),
+        )
+    )
+    rec.submit(
+        raw(
+            "mcp",
+            method="POST",
+            path="/mcp",
+            request_headers=[("mcp-session-id", "abc")],
+            request_body=json.dumps(mcp_call).encode(),
+            response_body=json.dumps(mcp_reply).encode(),
+        )
+    )
+    rec.close()
+    formats = rows(capture, "SELECT exchange_id, wire_format FROM exchanges ORDER BY 1")
+    assert formats == [("ex-mcp", "mcp"), ("ex-model", "openai_chat")]
+    got = rows(
+        capture,
+        "SELECT c.tool_name, c.linked_exchange_id, c.linked_call_id, c.session_id = e.session_id "
+        "FROM mcp_calls c JOIN exchanges e ON e.exchange_id = c.linked_exchange_id",
+    )
+    assert got == [("get_weather", "ex-model", "call_9", True)]
+    assert rows(capture, "SELECT session_source FROM exchanges WHERE exchange_id = 'ex-mcp'") == [
+        ("linked",)
+    ]
+    assert logs == []

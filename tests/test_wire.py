@@ -458,3 +458,46 @@ def test_round_trip_fails_when_the_agent_changes_the_call() -> None:
     second = endpoint.exchange(1, (JSON, b"{}"))
     assert first.response is not None and second.request is not None
     assert second.request.turns[1] != first.response.reply
+
+
+# ------------------------------------------------------------------------------ MCP
+
+MCP_SESSION = {"mcp-session-id": "abc", "mcp-protocol-version": "2025-11-25"}
+MCP_CALL = b'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"get_weather"}}'
+
+
+def test_detect_format_puts_mcp_before_model_paths() -> None:
+    # The older HTTP+SSE transport POSTs to /messages/: JSON-RPC, not Anthropic.
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+    assert detect_format("POST", "/messages/?session_id=abc", body) == "mcp"
+    assert detect_format("POST", "/mcp", body) == "mcp"
+    assert detect_format("DELETE", "/mcp", None, {"mcp-session-id": "x"}) == "mcp"
+    assert detect_format("POST", "/v1/messages", {"model": "m", "messages": []}) == (
+        "anthropic_messages"
+    )
+
+
+def test_mcp_through_parse_exchange_needs_the_headers_for_get_and_delete() -> None:
+    result = parse_exchange(
+        "POST",
+        "/mcp",
+        MCP_CALL,
+        200,
+        SSE,
+        fixture("mcp_tools_call_ok.sse"),
+        request_headers=MCP_SESSION,
+    )
+    assert result.wire_format == "mcp" and result.mcp[0].tool_name == "get_weather"
+    assert result.request is None and result.response is None
+    delete = parse_exchange("DELETE", "/mcp", b"", 200, JSON, b"", request_headers=MCP_SESSION)
+    assert (delete.wire_format, delete.parse_status) == ("mcp", "ok")
+    plain = parse_exchange("DELETE", "/mcp", b"", 200, JSON, b"")
+    assert plain.wire_format == "unknown"
+
+
+def test_mcp_absurd_nesting_is_an_error_value() -> None:
+    deep = b'{"jsonrpc":"2.0","id":1,"method":"x","params":' + b"[" * 100_000 + b"]" * 100_000
+    result = parse_exchange("POST", "/mcp", deep, 200, JSON, b"", request_headers=MCP_SESSION)
+    assert result.wire_format == "mcp"
+    assert result.parse_status == "error"
+    assert (result.parse_error or "").startswith("internal error: RecursionError")

@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from toolproxy import wire
+from toolproxy.link import Linker
 from toolproxy.records import Exchange, ParsedRequest, ParsedResponse, WireResult
 from toolproxy.redact import Redactor
 from toolproxy.session import SessionTracker
@@ -96,9 +97,19 @@ def _header(headers: list[tuple[str, str]], name: str) -> str | None:
 
 
 def build_rows(
-    raw: RawExchange, proxy_id: str, redactor: Redactor, sessions: SessionTracker
+    raw: RawExchange,
+    proxy_id: str,
+    redactor: Redactor,
+    sessions: SessionTracker,
+    linker: Linker | None = None,
 ) -> tuple[Exchange, Rows]:
-    """The exchange record and every store row it yields, with secrets removed."""
+    """The exchange record and every store row it yields, with secrets removed.
+
+    `linker` carries MCP linking state across calls (the recorder keeps one); without it
+    MCP calls link only to model calls of this one exchange, i.e. to none.
+    """
+    linker = linker if linker is not None else Linker()
+    headers = {k.lower(): v for k, v in raw.request_headers}
     request_headers = redactor.redact_headers(raw.request_headers)
     response_headers = redactor.redact_headers(raw.response_headers)
     path = redactor.redact_url(raw.path)
@@ -123,6 +134,8 @@ def build_rows(
         _header(raw.response_headers, "content-type"),
         resp_body,
         response_complete=raw.response_complete and not raw.truncated,
+        request_headers=headers,
+        response_headers={k.lower(): v for k, v in raw.response_headers},
     )
     req: ParsedRequest | None = result.request
     resp: ParsedResponse | None = result.response
@@ -130,18 +143,34 @@ def build_rows(
     if raw.truncated:
         parse_error = "; ".join(e for e in (parse_error, "body over max_body cap") if e)
 
-    session_id, source, key = sessions.assign(
-        {k.lower(): v for k, v in raw.request_headers},
-        req.turns if req else [],
-        resp.reply if resp else None,
-        previous_response_id=req.previous_response_id if req else None,
-        response_id=resp.response_id if resp else None,
-        model=req.model if req else None,
-    )
+    key: str | None = None
+    if result.wire_format == "mcp":
+        # The server names the session in its answer to initialize, the client thereafter.
+        mcp_session = headers.get("mcp-session-id") or _header(
+            raw.response_headers, "mcp-session-id"
+        )
+        explicit = headers.get(sessions.header, "").strip() or None
+        session_id, source = linker.place(result.mcp, mcp_session, explicit)
+    else:
+        session_id, source, key = sessions.assign(
+            headers,
+            req.turns if req else [],
+            resp.reply if resp else None,
+            previous_response_id=req.previous_response_id if req else None,
+            response_id=resp.response_id if resp else None,
+            model=req.model if req else None,
+        )
+        if resp is not None:
+            linker.remember(raw.exchange_id, session_id, resp.tool_calls)
     error_kind, error_message = classify_error(raw, resp)
     streamed = bool(req and req.stream) or (
         "text/event-stream" in (_header(raw.response_headers, "content-type") or "")
     )
+    if result.wire_format == "mcp" and streamed and result.parse_status == "ok":
+        # MCP clients hang up on an event stream once it has answered them, and a GET
+        # stream ends no other way: that disconnect is the protocol, not a failure.
+        if error_kind == "connection_reset":
+            error_kind = error_message = None
     usage = resp.usage if resp else None
     first = raw.first_byte or raw.response_started
     exchange = Exchange(
@@ -200,6 +229,7 @@ def build_rows(
         "tool_results": [
             link | r.model_dump(mode="json") for r in (req.tool_results if req else [])
         ],
+        "mcp_messages": [link | m.model_dump(mode="json") for m in result.mcp],
     }
     # Last line of defence: any secret value seen in headers or query strings is scrubbed
     # from every stored string, wherever the upstream or the agent echoed it. The walk is

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from toolproxy.capture import Rows, build_rows, fallback_rows
+from toolproxy.link import Linker
 from toolproxy.redact import Redactor
 from toolproxy.segments import SegmentWriter
 from toolproxy.session import SessionTracker
@@ -43,11 +44,14 @@ class Recorder:
         flush_interval: float = 0.5,
         run_info: dict[str, Any] | None = None,
         log: Callable[[str], None] = lambda msg: None,
+        linker: Linker | None = None,
     ) -> None:
         self.capture_dir = Path(capture_dir)
         self.proxy_id = proxy_id
         self.redactor = redactor
         self.sessions = sessions
+        # MCP linking state lives here with the sessions: both need every exchange, in order.
+        self.linker = linker if linker is not None else Linker()
         self.flush_interval = flush_interval
         self.run_info = run_info or {}
         self._log = log
@@ -135,7 +139,9 @@ class Recorder:
             self._add(item)
             return
         try:
-            exchange, rows = build_rows(item, self.proxy_id, self.redactor, self.sessions)
+            exchange, rows = build_rows(
+                item, self.proxy_id, self.redactor, self.sessions, self.linker
+            )
         except Exception as exc:  # noqa: BLE001 - a bug here must never stop recording
             self.internal_errors += 1
             self.warn_once("internal", f"could not process exchange {item.exchange_id}: {exc!r}")

@@ -143,6 +143,9 @@ class WireResult(BaseModel):
     parse_error: str | None = None
     request: ParsedRequest | None = None
     response: ParsedResponse | None = None
+    mcp: list[McpMessage] = Field(
+        default_factory=list, description="the JSON-RPC messages, for wire_format 'mcp'"
+    )
 
 
 class Exchange(BaseModel):
@@ -151,7 +154,9 @@ class Exchange(BaseModel):
     exchange_id: str
     proxy_id: str
     session_id: str
-    session_source: Literal["header", "continued", "retry", "previous_response", "new"]
+    session_source: Literal[
+        "header", "continued", "retry", "previous_response", "linked", "mcp_session", "new"
+    ]
     started_at: datetime
     ended_at: datetime | None = None
     ttfb_ms: float | None = Field(default=None, description="request end -> first body byte")

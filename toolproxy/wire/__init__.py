@@ -10,11 +10,14 @@ response at all) or some stream events did not parse; otherwise 'ok'. An API err
 (``{"error": ...}``, or any 4xx/5xx body) is 'ok' with ParsedResponse.error set. A tool
 call whose arguments do not parse is still 'ok': the ToolCall carries the parse_error.
 parse_error lists each problem, prefixed 'request:' or 'response:'.
+
+MCP over streamable HTTP (JSON-RPC) is recognised before the model APIs and parsed by
+``wire.mcp`` into ``WireResult.mcp`` rows; see that module for its rules.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from toolproxy.records import (
@@ -24,7 +27,7 @@ from toolproxy.records import (
     WireFormat,
     WireResult,
 )
-from toolproxy.wire import anthropic, openai_chat, openai_responses
+from toolproxy.wire import anthropic, mcp, openai_chat, openai_responses
 from toolproxy.wire.body import decode_body
 from toolproxy.wire.common import (
     Codec,
@@ -53,8 +56,16 @@ _CODECS: dict[WireFormat, Codec] = {
 _SSE_STARTS = (b"data:", b"event:", b":")
 
 
-def detect_format(method: str, path: str, request_json: object | None = None) -> WireFormat:
-    """Which model API a request is for, from its method and path.
+def detect_format(
+    method: str,
+    path: str,
+    request_json: object | None = None,
+    request_headers: Mapping[str, str] | None = None,
+) -> WireFormat:
+    """Which model API a request is for, from its method and path; or 'mcp'.
+
+    'mcp' first, whatever the path: a JSON-RPC 2.0 POST body, or an MCP request header
+    (``Mcp-Session-Id``, ``MCP-Protocol-Version``); see ``wire.mcp.is_mcp``.
 
     POST ``.../chat/completions`` is openai_chat, ``.../responses`` openai_responses (not
     ``.../responses/{id}/...``), ``.../messages`` anthropic_messages (not count_tokens or
@@ -63,6 +74,8 @@ def detect_format(method: str, path: str, request_json: object | None = None) ->
     ``...:rawPredict`` / ``...:streamRawPredict`` is anthropic_messages when the body has
     ``anthropic_version`` and ``messages``. Anything else is 'unknown'.
     """
+    if mcp.is_mcp(method, request_json, request_headers):
+        return "mcp"
     if method.upper() != "POST":
         return "unknown"
     path = path.split("?", 1)[0].split("#", 1)[0]
@@ -92,8 +105,13 @@ def parse_exchange(
     response_content_type: str | None,
     response_body: bytes,
     response_complete: bool = True,
+    request_headers: Mapping[str, str] | None = None,
+    response_headers: Mapping[str, str] | None = None,
 ) -> WireResult:
     """Parse one exchange; bodies are already content-decoded. Never raises.
+
+    The headers are needed for MCP only (its session header, and telling a GET or DELETE
+    of an MCP session from other traffic).
 
     A response is read as an event stream when its content type is text/event-stream or
     its body starts like one (``data:``, ``event:``, ``:``), else as JSON.
@@ -110,6 +128,8 @@ def parse_exchange(
             response_content_type,
             response_body,
             response_complete,
+            request_headers,
+            response_headers,
         )
     except Exception as exc:  # the contract is "never raises"; say what broke instead
         return WireResult(parse_status="error", parse_error=f"internal error: {_describe(exc)}")
@@ -136,12 +156,32 @@ def _parse(
     content_type: str | None,
     response_body: bytes,
     complete: bool,
+    request_headers: Mapping[str, str] | None = None,
+    response_headers: Mapping[str, str] | None = None,
 ) -> WireResult:
     loaded, crash = _attempt(lambda: load_json(request_body))
     request_json, problem = loaded if loaded is not None else (None, crash)
-    wire_format = detect_format(method, path, request_json)
+    wire_format = detect_format(method, path, request_json, request_headers)
     if wire_format == "unknown":
         return WireResult()
+    if wire_format == "mcp":
+        result, crash = _attempt(
+            lambda: mcp.parse_mcp(
+                method,
+                request_body,
+                request_headers,
+                status,
+                content_type,
+                response_headers,
+                response_body,
+                complete,
+            )
+        )
+        if result is not None:
+            return result
+        return WireResult(
+            wire_format="mcp", parse_status="error", parse_error=f"internal error: {crash}"
+        )
     codec = _CODECS[wire_format]
 
     request: ParsedRequest | None = None

@@ -1,0 +1,398 @@
+"""Which schema a tool call is checked against, and whether its arguments satisfy it.
+
+The issue's rule: a call is validated against the MCP server's real schema when one is
+known for that tool, otherwise against the schema the agent sent; each result says which
+(`source`). `resolve_schema` picks the schema, `check_call` validates; both are pure and
+never raise on bad input (unparseable arguments and invalid schemas are results).
+
+Validation follows JSON Schema Draft 2020-12 unless the schema's `$schema` names another
+draft; `format` is checked. Validators are compiled once per schema (by object identity,
+then by `schema_hash`), so checking many calls against a few schemas stays cheap.
+`cmd_mcp_check` is the thin `toolproxy mcp check` adapter over the capture.
+
+Stable strings (`ResolvedSchema.source`):
+    mcp_server  the real inputSchema of the MCP server tool `match_tool` mapped the name to
+    offered     the parameters schema the agent sent with the request that got the call
+    none        neither is known: only JSON parsing is checked
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+from collections import Counter, OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Literal, Protocol
+
+import jsonschema
+from jsonschema.exceptions import relevance
+from pydantic import BaseModel, Field, computed_field
+
+from toolproxy.records import ToolCall, schema_hash
+from toolproxy.toolnames import match_tool
+from toolproxy.wire.common import parse_arguments
+
+SchemaSource = Literal["mcp_server", "offered", "none"]
+CACHE_SIZE = 4096
+MAX_ERRORS = 50
+MAX_MESSAGE = 500
+
+
+class OfferedLike(Protocol):
+    """What resolution needs of an offered tool (`records.ToolOffered` fits)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def parameters(self) -> Any: ...
+
+
+@dataclass(frozen=True)
+class ResolvedSchema:
+    """The schema a call is checked against, and where it came from."""
+
+    schema: Any  # the JSON Schema (None when source is "none")
+    source: SchemaSource
+    server: str | None = None  # MCP server name, for source "mcp_server"
+    tool: str | None = None  # server tool name, or the offered tool's name
+
+
+class SchemaViolation(BaseModel):
+    """One way the arguments fail the schema."""
+
+    path: str = Field(description="JSON path into the arguments, e.g. $.filters.since")
+    message: str = Field(description="jsonschema's message (cut at 500 characters)")
+    validator: str = Field(description="the failing keyword: required, type, enum, ...")
+
+
+class SchemaCheck(BaseModel):
+    """The outcome of checking one call's arguments against one schema."""
+
+    valid: bool = Field(description="arguments parsed and satisfied the schema")
+    parse_error: str | None = Field(default=None, description="why arguments are not JSON")
+    schema_error: str | None = Field(
+        default=None, description="why the schema itself could not be used"
+    )
+    errors: list[SchemaViolation] = Field(
+        default_factory=list, description="violations, most relevant first (at most 50)"
+    )
+
+
+def resolve_schema(
+    call_name: str | None,
+    offered: Sequence[OfferedLike],
+    server_tools: Sequence[tuple[str, str, Any]],
+) -> ResolvedSchema:
+    """The schema for a call named `call_name`: the real one, else the offered one, else none.
+
+    `server_tools` are (server, tool, input_schema); the model-facing name is mapped to a
+    server tool with `toolnames.match_tool`, so prefixed names (`mcp__git__git_status`)
+    find their server. `offered` is the tools block of the request that got the call.
+    """
+    if call_name is None:
+        return ResolvedSchema(None, "none")
+    schemas = {(server, tool): schema for server, tool, schema in server_tools}
+    hit = match_tool(call_name, schemas)
+    if hit is not None:
+        return ResolvedSchema(schemas[hit], "mcp_server", hit[0], hit[1])
+    for tool in offered:
+        if tool.name == call_name:
+            return ResolvedSchema(tool.parameters, "offered", None, tool.name)
+    return ResolvedSchema(None, "none", None, None)
+
+
+@dataclass(frozen=True)
+class CompiledSchema:
+    """A schema ready to validate with: its validator, or why there is none."""
+
+    key: str
+    validator: Any | None  # a jsonschema Validator instance
+    error: str | None
+
+
+_BY_KEY: OrderedDict[str, CompiledSchema] = OrderedDict()
+# id(schema) -> (schema, compiled); holding the schema keeps its id from being reused.
+_BY_ID: OrderedDict[int, tuple[Any, CompiledSchema]] = OrderedDict()
+_FORMATS: dict[type, jsonschema.FormatChecker] = {}
+_DATE_TIME = re.compile(
+    r"^(\d{4})-(\d\d)-(\d\d)[Tt](\d\d):(\d\d):(\d\d)(?:\.\d+)?(?:[Zz]|([+-])(\d\d):(\d\d))$",
+    re.ASCII,
+)
+_TIME = re.compile(r"^(\d\d):(\d\d):(\d\d)(?:\.\d+)?(?:[Zz]|([+-])(\d\d):(\d\d))$", re.ASCII)
+
+
+def is_date_time(value: object) -> bool:
+    """RFC 3339 date-time (jsonschema checks it only with an optional package installed)."""
+    if not isinstance(value, str):
+        return True
+    m = _DATE_TIME.match(value)
+    if m is None:
+        return False
+    year, month, day, hour, minute, second = (int(g) for g in m.groups()[:6])
+    try:
+        # second 60 is a leap second, allowed by RFC 3339
+        datetime(year, month, day, hour, minute, min(second, 59), tzinfo=UTC)
+    except ValueError:
+        return False
+    offset_ok = m[7] is None or (int(m[8]) < 24 and int(m[9]) < 60)
+    return second <= 60 and offset_ok
+
+
+def is_time(value: object) -> bool:
+    """RFC 3339 full-time, e.g. 10:00:00Z or 10:00:00.5+02:00."""
+    if not isinstance(value, str):
+        return True
+    m = _TIME.match(value)
+    if m is None:
+        return False
+    hour, minute, second = int(m[1]), int(m[2]), int(m[3])
+    offset_ok = m[4] is None or (int(m[5]) < 24 and int(m[6]) < 60)
+    return hour < 24 and minute < 60 and second <= 60 and offset_ok
+
+
+def _format_checker(cls: type) -> jsonschema.FormatChecker:
+    checker = _FORMATS.get(cls)
+    if checker is None:
+        checker = jsonschema.FormatChecker(())
+        checker.checkers = dict(cls.FORMAT_CHECKER.checkers)  # type: ignore[attr-defined]
+        if "date-time" not in checker.checkers:
+            checker.checks("date-time")(is_date_time)
+        if "time" not in checker.checkers:
+            checker.checks("time")(is_time)
+        _FORMATS[cls] = checker
+    return checker
+
+
+def _compile(schema: Any, key: str) -> CompiledSchema:
+    if not isinstance(schema, dict | bool):
+        return CompiledSchema(key, None, f"schema is {type(schema).__name__}, not an object")
+    try:
+        cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+        cls.check_schema(schema)
+        return CompiledSchema(key, cls(schema, format_checker=_format_checker(cls)), None)
+    except jsonschema.SchemaError as exc:
+        return CompiledSchema(key, None, _cut(f"invalid schema: {exc.message}"))
+    except Exception as exc:  # noqa: BLE001 - any schema jsonschema chokes on is a result
+        return CompiledSchema(key, None, _cut(f"unusable schema: {type(exc).__name__}: {exc}"))
+
+
+def _remember(cache: OrderedDict[Any, Any], key: Any, value: Any) -> None:
+    cache[key] = value
+    while len(cache) > CACHE_SIZE:
+        cache.popitem(last=False)
+
+
+def compile_schema(schema: Any, key: str | None = None) -> CompiledSchema:
+    """The cached validator for `schema` (`key`: its schema_hash, when the caller has it).
+
+    Schemas are treated as immutable once seen: mutate a copy, not a checked schema.
+    """
+    hit = _BY_ID.get(id(schema))
+    if hit is not None and hit[0] is schema:
+        return hit[1]
+    if key is None:
+        try:
+            key = schema_hash(schema)
+        except (TypeError, ValueError):  # not JSON-serialisable: cannot be a schema
+            key = f"id:{id(schema)}"
+    compiled = _BY_KEY.get(key)
+    if compiled is None:
+        compiled = _compile(schema, key)
+        _remember(_BY_KEY, key, compiled)
+    _remember(_BY_ID, id(schema), (schema, compiled))
+    return compiled
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= MAX_MESSAGE else text[: MAX_MESSAGE - 1] + "…"
+
+
+def _keyword(error: jsonschema.ValidationError) -> str:
+    # a `false` schema fails with no keyword
+    return "false" if error.validator is None else str(error.validator)
+
+
+def check_value(arguments: Any, schema: Any, key: str | None = None) -> SchemaCheck:
+    """Validate already-parsed arguments against `schema` (None: nothing to check)."""
+    if schema is None:
+        return SchemaCheck(valid=True)
+    compiled = schema if isinstance(schema, CompiledSchema) else compile_schema(schema, key)
+    if compiled.validator is None:
+        return SchemaCheck(valid=False, schema_error=compiled.error)
+    try:
+        found = sorted(
+            compiled.validator.iter_errors(arguments), key=lambda e: (e.json_path, _keyword(e))
+        )
+        if len(found) > 1:  # jsonschema's best match first, the rest in path order
+            best = max(found, key=relevance)
+            found.remove(best)
+            found.insert(0, best)
+        errors = [
+            SchemaViolation(path=e.json_path, message=_cut(e.message), validator=_keyword(e))
+            for e in found[:MAX_ERRORS]
+        ]
+    except Exception as exc:  # noqa: BLE001 - e.g. an unresolvable $ref surfaces only here
+        return SchemaCheck(
+            valid=False, schema_error=_cut(f"unusable schema: {type(exc).__name__}: {exc}")
+        )
+    return SchemaCheck(valid=not errors, errors=errors)
+
+
+def check_call(arguments_raw: str, schema: Any, key: str | None = None) -> SchemaCheck:
+    """Parse a call's argument text (strict JSON) and validate it against `schema`.
+
+    `schema` may be a JSON Schema, a `CompiledSchema`, or None (only parsing is checked);
+    `key` is its schema_hash if known, which saves hashing it on a cache miss.
+    """
+    arguments, error = parse_arguments(arguments_raw)
+    if error is not None:
+        return SchemaCheck(valid=False, parse_error=error)
+    return check_value(arguments, schema, key)
+
+
+def check_tool_call(call: ToolCall, schema: Any, key: str | None = None) -> SchemaCheck:
+    """Validate a recorded call, trusting the wire parser's reading of its arguments.
+
+    Prefer this over `check_call` for recorded calls: an Anthropic stream's argument-less
+    call has arguments_raw "" but arguments {} (the API's own reading), not a parse error.
+    """
+    if call.parse_error is not None:
+        return SchemaCheck(valid=False, parse_error=call.parse_error)
+    if call.arguments is None:
+        return check_call(call.arguments_raw, schema, key)
+    return check_value(call.arguments, schema, key)
+
+
+class CallCheck(BaseModel):
+    """One recorded tool call, the schema it was checked against, and the outcome."""
+
+    exchange_id: str
+    session_id: str | None = None
+    index: int = 0
+    model: str | None = None
+    name: str | None = Field(default=None, description="tool name the model called")
+    source: SchemaSource
+    server: str | None = None
+    tool: str | None = None
+    check: SchemaCheck
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def first_error(self) -> str | None:
+        """One line saying why the call failed, or None when it passed."""
+        c = self.check
+        if c.parse_error or c.schema_error:
+            return c.parse_error or c.schema_error
+        return f"{c.errors[0].path}: {c.errors[0].message}" if c.errors else None
+
+
+def summarize(checks: Sequence[CallCheck]) -> dict[str, Any]:
+    """Counts over checked calls: calls, valid, invalid, and calls per schema source."""
+    valid = sum(c.check.valid for c in checks)
+    sources = Counter(c.source for c in checks)
+    return {
+        "calls": len(checks),
+        "valid": valid,
+        "invalid": len(checks) - valid,
+        "by_source": {s: sources.get(s, 0) for s in ("mcp_server", "offered", "none")},
+    }
+
+
+@dataclass(frozen=True)
+class _Offered:
+    name: str
+    parameters: Any
+
+
+def _loads(text: Any) -> Any:
+    return json.loads(text) if isinstance(text, str) else text
+
+
+def load_checks(capture: Any, session: str | None = None) -> list[CallCheck]:
+    """Check every recorded tool call of a capture (or of one session)."""
+    from toolproxy import store
+
+    where, params = ("WHERE c.session_id = ?", [session]) if session else ("", [])
+    _, calls = store.query(
+        capture,
+        "SELECT c.exchange_id, c.session_id, c.index, c.name, c.arguments_raw, c.arguments, "
+        "c.parse_error, coalesce(e.model_returned, e.model_requested) FROM tool_calls c "
+        f"LEFT JOIN exchanges e USING (exchange_id) {where} "
+        "ORDER BY c.started_at, c.exchange_id, c.index",
+        params,
+    )
+    _, tools = store.query(
+        capture,
+        "SELECT exchange_id, name, parameters, schema_hash FROM tools_offered WHERE exchange_id "
+        f"IN (SELECT c.exchange_id FROM tool_calls c {where}) ORDER BY exchange_id, position",
+        params,
+    )
+    _, servers = store.query(
+        capture, "SELECT DISTINCT server, name, input_schema FROM mcp_tools_latest ORDER BY 1, 2"
+    )
+    parsed: dict[str, Any] = {}  # one object per distinct schema, so compiled once
+    offered: dict[str, list[_Offered]] = {}
+    for exchange_id, name, parameters, hash_ in tools:
+        schema = parsed.setdefault(hash_, _loads(parameters))
+        offered.setdefault(exchange_id, []).append(_Offered(name, schema))
+    server_tools = [(s, n, _loads(schema)) for s, n, schema in servers]
+    checks = []
+    for exchange_id, session_id, index, name, raw, arguments, parse_error, model in calls:
+        resolved = resolve_schema(name, offered.get(exchange_id, []), server_tools)
+        call = ToolCall(
+            index=index or 0,
+            name=name,
+            arguments_raw=raw or "",
+            arguments=_loads(arguments),
+            parse_error=parse_error,
+        )
+        checks.append(
+            CallCheck(
+                exchange_id=exchange_id,
+                session_id=session_id,
+                index=index or 0,
+                model=model,
+                name=name,
+                source=resolved.source,
+                server=resolved.server,
+                tool=resolved.tool,
+                check=check_tool_call(call, resolved.schema),
+            )
+        )
+    return checks
+
+
+def cmd_mcp_check(args: argparse.Namespace) -> int:
+    """`toolproxy mcp check`: a row per call, then a summary line. Exit 0: it is a report."""
+    from toolproxy.table import format_table
+
+    checks = load_checks(args.capture, args.session)
+    summary = summarize(checks)
+    shown = [c for c in checks if not c.check.valid] if args.failed else checks
+    if args.json:
+        out = {"summary": summary, "calls": [c.model_dump(mode="json") for c in shown]}
+        print(json.dumps(out, indent=2, ensure_ascii=False))
+        return 0
+    columns = ["session", "model", "tool", "schema", "valid", "first_error"]
+    rows = [
+        [
+            c.session_id,
+            c.model,
+            c.name,
+            f"{c.source} {c.server}:{c.tool}" if c.source == "mcp_server" else c.source,
+            "yes" if c.check.valid else "NO",
+            c.first_error,
+        ]
+        for c in shown
+    ]
+    print(format_table(columns, rows, width=80))
+    by = ", ".join(f"{k} {v}" for k, v in summary["by_source"].items())
+    print(
+        f"\n{summary['calls']} calls: {summary['valid']} valid, {summary['invalid']} invalid"
+        f" (schema: {by})"
+    )
+    return 0
