@@ -101,3 +101,8 @@ def test_kill_is_a_crash_not_a_stop(tmp_path):
 def test_mitmdump_is_the_venv_one():
     out = subprocess.run([mitmdump_path(), "--version"], capture_output=True, text=True)
     assert out.returncode == 0 and "Mitmproxy: 12." in out.stdout
+
+
+def test_free_port_never_hands_out_the_same_port_twice():
+    ports = [free_port() for _ in range(200)]
+    assert len(set(ports)) == len(ports)
