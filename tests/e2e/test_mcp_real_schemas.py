@@ -1,7 +1,7 @@
 """Drift, check and budget on real traffic against a real MCP server's schema.
 
-The real schema comes from `mcp-server-time` (PyPI) over stdio with the real `mcp`
-client. The agent (the real openai SDK through the real proxy) offers an edited copy of
+The real schema comes from `mcp-server-time` (PyPI) over stdio through `toolproxy mcp
+pull`. The agent (the real openai SDK through the real proxy) offers an edited copy of
 it: a parameter renamed, an enum narrowed, a required field dropped, a description
 changed, and one extra tool the server lacks. The scripted model calls a tool with
 arguments valid for the copy but not for the real schema, and a tool no server exposes.
@@ -13,17 +13,13 @@ import copy
 import json
 import math
 import sys
-from datetime import UTC, datetime
 
 import openai
-from mcp import ClientSession, StdioServerParameters
-from mcp.client.stdio import stdio_client
 
 from toolproxy import store
 from toolproxy.cli import main
-from toolproxy.records import McpTool, canonical_json, schema_hash
+from toolproxy.records import McpTool, canonical_json
 from toolproxy.scripted import Reply, Script, ScriptedCall
-from toolproxy.segments import SegmentWriter
 
 from .conftest import rows, wait_rows
 
@@ -31,35 +27,20 @@ PREFIX = "mcp__time__"
 ZONES = ["UTC", "Europe/Paris", "Asia/Tokyo"]
 
 
-async def pull_time_server() -> list[McpTool]:
-    """The real server's tools, as McpTool rows (what `toolproxy mcp pull` will store)."""
-    params = StdioServerParameters(
-        command=sys.executable, args=["-m", "mcp_server_time", "--local-timezone", "UTC"]
-    )
-    async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
-        init = await session.initialize()
-        listed = await session.list_tools()
-    now = datetime.now(UTC)
-    return [
-        McpTool(
-            pull_id="pull-1",
-            pulled_at=now,
-            server="time",
-            transport="stdio",
-            server_name=init.serverInfo.name,
-            server_version=init.serverInfo.version,
-            protocol_version=str(init.protocolVersion),
-            name=tool.name,
-            title=tool.title,
-            description=tool.description,
-            input_schema=tool.inputSchema,
-            output_schema=tool.outputSchema,
-            annotations=tool.annotations.model_dump(mode="json") if tool.annotations else None,
-            schema_hash=schema_hash(tool.inputSchema),
-            definition_hash=schema_hash(tool.model_dump(mode="json")),
-        )
-        for tool in listed.tools
-    ]
+def pull_time_server(capture, schemas, capsys) -> dict[str, McpTool]:
+    """`toolproxy mcp pull` of the real server over stdio; its tools as stored."""
+    capsys.readouterr()
+    argv = ["mcp", "pull", "-c", str(capture), "--schemas", str(schemas), "--name", "time"]
+    server = f"{sys.executable} -m mcp_server_time --local-timezone UTC"
+    assert main([*argv, "--stdio", server]) == 0, capsys.readouterr()
+    names, got = store.query(capture, "SELECT * FROM mcp_tools_latest")
+    tools = {}
+    for values in got:
+        row = dict(zip(names, values, strict=True))
+        for col in ("input_schema", "output_schema", "annotations"):
+            row[col] = json.loads(row[col]) if row[col] is not None else None
+        tools[row["name"]] = McpTool.model_validate(row)
+    return tools
 
 
 def edited_copy(real: dict[str, McpTool]) -> list[dict]:
@@ -106,15 +87,13 @@ def cli_json(capsys, *argv: str) -> dict:
     return json.loads(capsys.readouterr().out)
 
 
-async def test_drift_check_budget_on_an_edited_copy_of_a_real_schema(
-    upstream, proxy, capture, capsys
+def test_drift_check_budget_on_an_edited_copy_of_a_real_schema(
+    upstream, proxy, capture, capsys, tmp_path
 ):
-    real = {t.name: t for t in await pull_time_server()}
+    real = pull_time_server(capture, tmp_path / "schemas", capsys)
     assert set(real) == {"get_current_time", "convert_time"}
     assert "time" in real["convert_time"].input_schema["required"]
-    SegmentWriter(capture, "pull-test").write(
-        {"mcp_tools": [t.model_dump(mode="json") for t in real.values()]}
-    )
+    assert (tmp_path / "schemas" / "time" / "convert_time.json").exists()
     tools = edited_copy(real)
     upstream.set_script(
         Script.of(CALLS, Reply(text="no tools"), Reply(text="done"), deterministic=True)
