@@ -52,3 +52,21 @@ def test_design_card_top_level_exists():
         "bench",
     ):
         assert (ROOT / name).exists(), name
+
+
+def test_readme_expectations_example_loads(tmp_path):
+    from toolproxy.grade.expectations import load_cases
+
+    block = re.search(r"### Expectations\n.*?```yaml\n(.*?)```", README, re.S)
+    assert block
+    path = tmp_path / "cases.yaml"
+    path.write_text(block.group(1))
+    (case,) = load_cases([path])
+    assert case.id == "weather-paris" and case.calls[0].args["unit"].kind == "enum"
+
+
+def test_readme_label_table_matches_the_code():
+    from toolproxy.grade.labels import PRECEDENCE
+
+    for rank, label in enumerate(PRECEDENCE, start=1):
+        assert f"| {rank} | `{label}` |" in README

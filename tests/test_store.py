@@ -21,6 +21,7 @@ import pytest
 
 from toolproxy import catalog, store
 from toolproxy.errors import UserError
+from toolproxy.grade.model import GradeRow, JudgeVerdict
 from toolproxy.records import Exchange, McpMessage, McpTool, ToolCall, ToolOffered, ToolResult
 from toolproxy.segments import TABLES, SegmentWriter, list_segments
 
@@ -83,6 +84,25 @@ def exchange_rows(n: int, session: str = "s1", prefix: str = "ex", **extra: Any)
             definition_hash="d",
         )
         rows["mcp_tools"].append(mcp_tool.model_dump(mode="json"))
+        grade = GradeRow(
+            run=f"{prefix}-run",
+            graded_at=ex.started_at.isoformat(),
+            case_id=f"case-{i}",
+            exchange_id=ex.exchange_id,
+            passed=i % 2 == 0,
+            label=None if i % 2 == 0 else "no_call",
+            calls=[{"expected_tool": "get"}],
+        )
+        rows["grades"].append(grade.model_dump(mode="json"))
+        verdict = JudgeVerdict(
+            key=f"{prefix}-k{i}",
+            model="judge",
+            prompt="p",
+            verdict=True,
+            reason="r",
+            judged_at=ex.started_at.isoformat(),
+        )
+        rows["judge_cache"].append(verdict.model_dump(mode="json"))
     return rows
 
 

@@ -33,7 +33,7 @@ def cmd_budget(args: argparse.Namespace) -> int:
 
 def cmd_check(args: argparse.Namespace) -> int:
     """Validate recorded tool calls against the real schema (else the one sent)."""
-    from toolproxy.schemacheck import cmd_mcp_check
+    from toolproxy.callcheck import cmd_mcp_check
 
     return cmd_mcp_check(args)
 

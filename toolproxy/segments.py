@@ -29,6 +29,7 @@ from typing import Any, Literal, Union, get_args, get_origin
 
 from pydantic import BaseModel
 
+from toolproxy.grade.model import GradeRow, JudgeVerdict
 from toolproxy.records import Exchange, McpMessage, McpTool, ToolCall, ToolOffered, ToolResult
 
 SEGMENTS_DIR = "segments"
@@ -83,6 +84,8 @@ TABLES: dict[str, dict[str, str]] = {
     "tool_results": _PARENT | model_columns(ToolResult),
     "mcp_messages": _PARENT | model_columns(McpMessage),
     "mcp_tools": model_columns(McpTool),
+    "grades": model_columns(GradeRow),
+    "judge_cache": model_columns(JudgeVerdict),
     "proxy_runs": {
         "proxy_id": "VARCHAR",
         "pid": "BIGINT",
@@ -106,6 +109,8 @@ KEY_COLUMNS: dict[str, str] = {
     "tool_results": "exchange_id",
     "mcp_messages": "exchange_id",
     "mcp_tools": "pull_id",
+    "grades": "run",
+    "judge_cache": "key",
     "proxy_runs": "proxy_id",
 }
 """A column every real row has: a line whose key is null was unreadable and is dropped."""
@@ -116,6 +121,8 @@ KEY_COLUMNS: dict[str, str] = {
 _WRITE_ORDER = (
     "proxy_runs",
     "mcp_tools",
+    "grades",
+    "judge_cache",
     "mcp_messages",
     "tools_offered",
     "tool_results",

@@ -1,0 +1,194 @@
+"""Grading throughput: the three-stage checker over recorded calls, side by side.
+
+    .venv/bin/python bench/bench_grade.py [--calls 100000] [--naive-calls 5000] [--seed 7]
+
+Generates realistic recorded calls (as `tool_calls` rows hold them: raw text plus the wire
+parser's reading) over 20 tool schemas, with a mix of right calls and the usual failures
+(wrong values, missing and invented arguments, "10" for 10, cut streams, bad escapes,
+enum and range violations, parallel calls), then grades them twice:
+
+1. cached    validators compiled once per schema (`schemacheck.compile_schema`)
+2. naive     a validator compiled (and its schema checked) for every call, on fewer calls
+
+and prints calls per second for both and their ratio, with the label mix graded.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import time
+from collections import Counter
+from typing import Any
+
+import jsonschema
+
+from toolproxy.grade.checker import grade_case
+from toolproxy.grade.model import Case, ExpectedCall, Matcher, Observation, ObservedCall
+from toolproxy.schemacheck import CompiledSchema, compile_schema
+from toolproxy.wire.common import parse_arguments
+
+WORDS = ["paris", "crash", "deploy", "notes", "build", "london", "report", "invoice", "tokyo"]
+
+
+def make_schemas(n: int) -> list[tuple[str, dict[str, Any]]]:
+    """`n` tools with 2-6 typed properties each, some nested, all additionalProperties false."""
+    rng = random.Random(1)
+    kinds = [
+        {"type": "string"},
+        {"type": "integer", "minimum": 1, "maximum": 100},
+        {"type": "number"},
+        {"type": "boolean"},
+        {"type": "string", "enum": ["asc", "desc", "none"]},
+        {"type": "string", "format": "date-time"},
+        {"type": "array", "items": {"type": "string"}},
+        {
+            "type": "object",
+            "properties": {"since": {"type": "string"}, "limit": {"type": "integer"}},
+            "required": ["since"],
+        },
+    ]
+    tools = []
+    for t in range(n):
+        props = {f"p{i}": dict(rng.choice(kinds)) for i in range(rng.randint(2, 6))}
+        props["p0"] = {"type": "string"}  # every tool has a required string
+        required = ["p0"] + [k for k in props if k != "p0" and rng.random() < 0.3]
+        schema = {
+            "type": "object",
+            "properties": props,
+            "required": required,
+            "additionalProperties": False,
+        }
+        tools.append((f"tool_{t}", schema))
+    return tools
+
+
+def value_for(prop: dict[str, Any], rng: random.Random) -> Any:
+    kind = prop.get("type")
+    if "enum" in prop:
+        return rng.choice(prop["enum"])
+    if prop.get("format") == "date-time":
+        return f"2025-03-{rng.randint(1, 28):02d}T{rng.randint(0, 23):02d}:00:00Z"
+    if kind == "integer":
+        return rng.randint(1, 100)
+    if kind == "number":
+        return round(rng.uniform(-50, 50), 2)
+    if kind == "boolean":
+        return rng.random() < 0.5
+    if kind == "array":
+        return rng.sample(WORDS, rng.randint(0, 3))
+    if kind == "object":
+        return {"since": "2025-01-01", "limit": rng.randint(1, 9)}
+    return f"{rng.choice(WORDS)} {rng.randint(1, 999)}"
+
+
+def break_call(args: dict[str, Any], schema: dict[str, Any], rng: random.Random) -> str:
+    """The argument text of a call, right or broken in one of the usual ways."""
+    roll = rng.random()
+    args = dict(args)
+    props = schema["properties"]
+    if roll < 0.70:
+        pass
+    elif roll < 0.78:
+        args["p0"] = "something else"  # confidently wrong value
+    elif roll < 0.83:
+        del args["p0"]  # missing
+    elif roll < 0.87:
+        ints = [k for k, p in props.items() if p.get("type") == "integer" and k in args]
+        if ints:
+            args[ints[0]] = str(args[ints[0]])  # "10" for 10
+    elif roll < 0.90:
+        args["verbose"] = True  # invented argument
+    elif roll < 0.93:
+        text = json.dumps(args)
+        return text[: rng.randint(1, len(text) - 1)]  # cut stream
+    elif roll < 0.95:
+        return json.dumps(args)[:-1] + ', "path": "C:\\Users\\x"}'  # bad escape
+    elif roll < 0.97:
+        return json.dumps(json.dumps(args))  # double-encoded
+    else:
+        args["p0"] = ["a", "list"]  # wrong type, not a coercion
+    return json.dumps(args)
+
+
+def make_workload(calls: int, tools: list[tuple[str, dict[str, Any]]], seed: int):
+    """(case, observation) pairs holding `calls` recorded calls in all (some in pairs)."""
+    rng = random.Random(seed)
+    work: list[tuple[Case, Observation]] = []
+    made = 0
+    while made < calls:
+        width = 2 if rng.random() < 0.1 and calls - made >= 2 else 1
+        expected, observed = [], []
+        chosen = [rng.choice(tools) for _ in range(width)]
+        for i, (name, schema) in enumerate(chosen):
+            args = {
+                k: value_for(p, rng) for k, p in schema["properties"].items() if rng.random() < 0.8
+            }
+            args["p0"] = value_for(schema["properties"]["p0"], rng)
+            matchers = {k: Matcher(value=v) for k, v in args.items() if k in schema["required"]}
+            expected.append(ExpectedCall(tool=name, args=matchers))
+            raw = break_call(args, schema, rng)
+            value, error = parse_arguments(raw)  # what the wire parser recorded
+            observed.append(
+                ObservedCall(
+                    index=i,
+                    name=name,
+                    arguments_raw=raw,
+                    arguments=value if error is None else None,
+                    parse_error=error,
+                )
+            )
+        offered = [{"name": n, "parameters": s} for n, s in chosen]
+        case = Case(id=f"case{len(work)}", calls=expected, order="unordered")
+        work.append((case, Observation(calls=observed, offered=offered)))
+        made += width
+    return work
+
+
+def naive_compile(schema: Any) -> CompiledSchema:
+    """What grading costs without the cache: check and compile the schema for each call."""
+    cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+    cls.check_schema(schema)
+    return CompiledSchema("naive", cls(schema, format_checker=cls.FORMAT_CHECKER), None)
+
+
+def run(work: list[tuple[Case, Observation]], compiler: Any) -> tuple[float, Counter[str]]:
+    labels: Counter[str] = Counter()
+    t0 = time.perf_counter()
+    for case, observation in work:
+        grade = grade_case(case, observation, compiler=compiler)
+        labels[grade.label or "passed"] += 1
+    return time.perf_counter() - t0, labels
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--calls", type=int, default=100_000)
+    parser.add_argument("--naive-calls", type=int, default=5_000)
+    parser.add_argument("--schemas", type=int, default=20)
+    parser.add_argument("--seed", type=int, default=7)
+    args = parser.parse_args()
+
+    tools = make_schemas(args.schemas)
+    work = make_workload(args.calls, tools, args.seed)
+    naive_work = make_workload(args.naive_calls, tools, args.seed + 1)
+    count = sum(len(o.calls) for _, o in work)
+    naive_count = sum(len(o.calls) for _, o in naive_work)
+
+    run(work[:200], compile_schema)  # warm up: imports, regexes, the compile cache
+    cached_s, labels = run(work, compile_schema)
+    naive_s, _ = run(naive_work, naive_compile)
+    cached_rate, naive_rate = count / cached_s, naive_count / naive_s
+
+    print(f"grading {count:,} recorded calls ({len(work):,} cases) over {len(tools)} schemas")
+    print(f"  cached validators  {cached_rate:>10,.0f} calls/s  ({cached_s:.2f} s)")
+    naive = f"({naive_s:.2f} s, {naive_count:,} calls)"
+    print(f"  naive (per call)   {naive_rate:>10,.0f} calls/s  {naive}")
+    print(f"  ratio              {cached_rate / naive_rate:>10.1f}x")
+    mix = ", ".join(f"{k} {v / len(work):.1%}" for k, v in labels.most_common())
+    print(f"  case outcomes: {mix}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,118 @@
+"""`toolproxy mcp check`: the adapter over schemacheck, on a real capture."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+
+from toolproxy import store
+from toolproxy.callcheck import CallCheck, summarize
+from toolproxy.cli import main
+from toolproxy.records import Exchange, McpTool, ToolCall, ToolOffered, schema_hash
+from toolproxy.schemacheck import SchemaCheck, check_call
+from toolproxy.segments import SegmentWriter
+
+REAL = {
+    "type": "object",
+    "properties": {"city": {"type": "string"}, "unit": {"enum": ["c", "f"]}},
+    "required": ["city", "unit"],
+}
+SENT = {"type": "object", "properties": {"city": {"type": "string"}}}
+
+
+def test_summary_counts_by_source():
+    def call(source: str, valid: bool) -> CallCheck:
+        return CallCheck(exchange_id="e", source=source, check=SchemaCheck(valid=valid))  # type: ignore[arg-type]
+
+    checks = [call("mcp_server", False), call("mcp_server", True), call("none", True)]
+    assert summarize(checks) == {
+        "calls": 3,
+        "valid": 2,
+        "invalid": 1,
+        "by_source": {"mcp_server": 2, "offered": 0, "none": 1},
+    }
+    assert checks[0].first_error is None
+    bad = CallCheck(exchange_id="e", source="none", check=check_call("{", None))
+    assert bad.first_error and bad.first_error.startswith("Expecting")
+
+
+# --- the command, on a real capture ----------------------------------------------------
+
+T0 = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
+
+
+def seed(capture, sessions: dict[str, list[tuple[str, str]]]) -> None:
+    """One exchange per session offering SENT as get_weather and local_tool, with calls."""
+    store.init_capture(capture)
+    batch: dict[str, list[dict]] = {"exchanges": [], "tools_offered": [], "tool_calls": []}
+    for n, (session, calls) in enumerate(sessions.items()):
+        ex = Exchange(
+            exchange_id=f"ex{n}",
+            proxy_id="p",
+            session_id=session,
+            session_source="new",
+            started_at=T0 + timedelta(seconds=n),
+            method="POST",
+            scheme="http",
+            host="h",
+            port=80,
+            path="/v1/chat/completions",
+            wire_format="openai_chat",
+            parse_status="ok",
+            model_requested=f"model-{n}",
+        )
+        batch["exchanges"].append(ex.model_dump(mode="json"))
+        link = {"exchange_id": ex.exchange_id, "session_id": session, "started_at": T0.isoformat()}
+        for position, name in enumerate(["get_weather", "local_tool"]):
+            tool = ToolOffered(
+                position=position, name=name, parameters=SENT, schema_hash=schema_hash(SENT)
+            )
+            batch["tools_offered"].append(link | tool.model_dump(mode="json"))
+        for index, (name, raw) in enumerate(calls):
+            call = ToolCall(index=index, name=name, arguments_raw=raw)
+            batch["tool_calls"].append(link | call.model_dump(mode="json"))
+    real = McpTool(
+        pull_id="p1",
+        pulled_at=T0,
+        server="wx",
+        transport="stdio",
+        name="get_weather",
+        input_schema=REAL,
+        schema_hash=schema_hash(REAL),
+        definition_hash="d",
+    )
+    batch["mcp_tools"] = [real.model_dump(mode="json")]
+    SegmentWriter(capture, "seed").write(batch)
+
+
+def test_check_command_text_and_filters(tmp_path, capsys):
+    capture = tmp_path / "cap"
+    seed(
+        capture,
+        {
+            "s1": [("get_weather", '{"city": "Paris"}'), ("local_tool", '{"city": "x"}')],
+            "s2": [("mcp__wx__get_weather", '{"city": "Oslo", "unit": "c"}'), ("ghost", "{")],
+        },
+    )
+    assert main(["mcp", "check", "-c", str(capture)]) == 0
+    out = capsys.readouterr().out
+    assert "mcp_server wx:get_weather" in out and "'unit' is a required property" in out
+    assert out.strip().endswith(
+        "4 calls: 2 valid, 2 invalid (schema: mcp_server 2, offered 1, none 1)"
+    )
+    assert main(["mcp", "check", "-c", str(capture), "--json", "--session", "s2"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert [(c["name"], c["source"], c["model"]) for c in data["calls"]] == [
+        ("mcp__wx__get_weather", "mcp_server", "model-1"),
+        ("ghost", "none", "model-1"),
+    ]
+    assert data["calls"][1]["first_error"].startswith("Expecting")
+    assert main(["mcp", "check", "-c", str(capture), "--json", "--failed"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert [c["name"] for c in data["calls"]] == ["get_weather", "ghost"]
+    assert data["summary"]["calls"] == 4  # the summary covers every call, not just those shown
+
+
+def test_check_command_on_a_missing_capture_is_a_clear_error(tmp_path, capsys):
+    assert main(["mcp", "check", "-c", str(tmp_path / "nope")]) == 2
+    assert "not a toolproxy capture" in capsys.readouterr().err

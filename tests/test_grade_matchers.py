@@ -1,0 +1,215 @@
+"""Matchers: one argument value against one Matcher, for every kind."""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+
+import pytest
+
+from toolproxy.grade.matchers import (
+    coercions,
+    deep_equal,
+    is_number,
+    match,
+    normalize_text,
+    parse_instant,
+    show,
+)
+from toolproxy.grade.model import Matcher
+
+
+def m(kind: str = "exact", **kw) -> Matcher:
+    return Matcher(kind=kind, **kw)
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "equal"),
+    [
+        (1, 1.0, True),
+        (True, 1, False),
+        (False, 0, False),
+        (None, False, False),
+        ("1", 1, False),
+        ({"a": [1, {"b": 2}]}, {"a": [1.0, {"b": 2}]}, True),
+        ({"a": 1}, {"a": 1, "b": 2}, False),
+        ([1, 2], [2, 1], False),
+        ([1, 2], [1, 2, 3], False),
+        ([1], {"0": 1}, False),
+        ("x", ["x"], False),
+    ],
+)
+def test_deep_equal(a, b, equal):
+    assert deep_equal(a, b) is equal
+    assert deep_equal(b, a) is equal
+
+
+def test_deep_equal_survives_deep_nesting():
+    a: list = []
+    b: list = []
+    for _ in range(5000):
+        a, b = [a], [b]
+    assert deep_equal(a, b)
+
+
+def test_exact_reports_what_differs():
+    assert match(m(value="Paris"), "Paris") == (True, None)
+    ok, detail = match(m(value="Paris"), "London")
+    assert ok is False and detail == "expected 'Paris', got 'London'"
+
+
+@pytest.mark.parametrize("kind", ["any_of", "enum"])
+def test_any_of_and_enum(kind):
+    matcher = m(kind, values=["celsius", "fahrenheit"])
+    assert match(matcher, "celsius")[0] is True
+    assert match(matcher, "kelvin")[0] is False
+    assert match(m(kind, value=[1, 2]), 2.0)[0] is True  # `value` as the list of choices
+
+
+@pytest.mark.parametrize(
+    ("value", "ok"),
+    [(1, True), (7, True), (3.5, True), (0, False), (8, False), (True, False), ("3", False)],
+)
+def test_range_is_inclusive_and_numbers_only(value, ok):
+    assert match(m("range", min=1, max=7), value)[0] is ok
+
+
+def test_range_with_one_bound():
+    assert match(m("range", min=0), 10**9)[0] is True
+    assert match(m("range", max=0), -1)[0] is True
+
+
+@pytest.mark.parametrize(
+    ("value", "ok"), [(21.8, True), (21.0, True), (22.1, False), ("21.5", False)]
+)
+def test_tolerance_is_absolute(value, ok):
+    assert match(m("tolerance", value=21.5, tolerance=0.5), value)[0] is ok
+
+
+def test_tolerance_defaults_to_zero():
+    assert match(m("tolerance", value=2), 2.0)[0] is True
+    assert match(m("tolerance", value=2), 2.01)[0] is False
+
+
+def test_regex_is_a_full_match_on_strings():
+    matcher = m("regex", pattern=r"\d{3}")
+    assert match(matcher, "123")[0] is True
+    assert match(matcher, "1234")[0] is False
+    assert match(matcher, 123)[0] is False
+
+
+def test_invalid_regex_is_not_graded():
+    ok, detail = match(m("regex", pattern="("), "x")
+    assert ok is None and detail and "invalid pattern" in detail
+
+
+@pytest.mark.parametrize(
+    ("want", "got", "ok"),
+    [
+        ("2025-03-04T10:00:00+02:00", "2025-03-04T08:00:00Z", True),
+        ("2025-03-04T10:00:00Z", "2025-03-04T10:00:00.000+00:00", True),
+        ("2025-03-04T10:00:00z", "2025-03-04T10:00:00+00:00", True),
+        ("2025-03-04T10:00:00Z", "2025-03-04T10:00:00+02:00", False),
+        ("2025-03-04T10:00:00", "2025-03-04T10:00:00", True),
+        ("2025-03-04T10:00:00", "2025-03-04T10:00:00Z", False),  # naive vs aware
+        ("2025-03-04T10:00:00Z", "next tuesday", False),
+        ("2025-03-04T10:00:00Z", 1741082400, False),
+    ],
+)
+def test_datetime_compares_instants(want, got, ok):
+    assert match(m("datetime", value=want), got)[0] is ok
+
+
+def test_datetime_naive_and_aware_say_why():
+    _, detail = match(m("datetime", value="2025-03-04T10:00:00"), "2025-03-04T10:00:00Z")
+    assert detail and "timezone" in detail
+
+
+def test_datetime_accepts_yaml_datetimes_and_dates():
+    assert match(m("datetime", value=datetime(2025, 3, 4, 10)), "2025-03-04T10:00:00")[0]
+    assert match(m("datetime", value=date(2025, 3, 4)), "2025-03-04")[0]
+
+
+def test_a_bad_datetime_expectation_is_not_graded():
+    assert match(m("datetime", value="soon"), "2025-03-04T10:00:00Z")[0] is None
+
+
+def test_unordered_is_a_multiset_of_deep_values():
+    matcher = m("unordered", value=[{"a": 1}, {"a": 1}, [2]])
+    assert match(matcher, [[2], {"a": 1}, {"a": 1.0}])[0] is True
+    assert match(matcher, [[2], {"a": 1}])[0] is False  # one {"a": 1} too few
+    assert match(matcher, [[2], {"a": 1}, {"a": 1}, 3])[0] is False  # one too many
+    assert match(matcher, "not a list")[0] is False
+
+
+def test_text_ignores_case_and_whitespace():
+    matcher = m("text", value="Weekly  Report ")
+    assert match(matcher, "weekly\treport")[0] is True
+    assert match(matcher, "weekly reports")[0] is False
+    assert match(matcher, 1)[0] is False
+    assert normalize_text("  STRASSE\n ß ") == "strasse ss"
+
+
+def test_judge_calls_the_judge_and_keeps_its_reason():
+    seen = []
+
+    def judge(criterion, value):
+        seen.append((criterion, value))
+        return True, "it does"
+
+    assert match(m("judge", criterion="mentions rain"), "rain later", judge) == (True, "it does")
+    assert seen == [("mentions rain", "rain later")]
+
+
+def test_judge_without_a_judge_is_not_graded():
+    ok, detail = match(m("judge", criterion="x"), "y")
+    assert ok is None and detail == "not graded: no judge configured"
+
+
+def test_a_failing_judge_leaves_the_field_ungraded():
+    def judge(criterion, value):
+        raise TimeoutError("judge timed out")
+
+    ok, detail = match(m("judge", criterion="x"), "y", judge)
+    assert ok is None and detail and "TimeoutError" in detail
+
+
+@pytest.mark.parametrize(
+    ("value", "converted"),
+    [
+        ("5", [5]),
+        ("-12", [-12]),
+        ("2.5", [2.5]),
+        ("1e3", [1000.0]),
+        ("true", [True]),
+        ("false", [False]),
+        (1, ["1"]),
+        (2.5, ["2.5"]),
+        (True, ["true"]),
+        ("05", []),
+        (" 5", []),
+        ("five", []),
+        ("1e999", []),
+        (None, []),
+        ([1], []),
+    ],
+)
+def test_coercions_are_lossless(value, converted):
+    assert coercions(value) == converted
+
+
+def test_helpers():
+    assert is_number(1) and is_number(1.5) and not is_number(True) and not is_number("1")
+    assert parse_instant("2025-03-04T10:00:00Z").tzinfo is not None  # type: ignore[union-attr]
+    assert parse_instant("nope") is None and parse_instant(5) is None
+    deep: list = []
+    for _ in range(3000):
+        deep = [deep]
+    assert show(deep).startswith("[[")
+
+
+def test_any_matcher_accepts_every_value():
+    from toolproxy.grade.matchers import match as match_any
+    from toolproxy.grade.model import Matcher as AnyMatcher
+
+    for value in (None, 0, "", [1], {"a": 1}):
+        assert match_any(AnyMatcher(kind="any", optional=True), value) == (True, None)

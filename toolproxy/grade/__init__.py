@@ -1,0 +1,1 @@
+"""Grading: labeled expectations, a three-stage checker, metrics that pick a model."""

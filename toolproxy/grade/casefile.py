@@ -1,0 +1,255 @@
+"""The text layer of expectation files: YAML and JSONL in, raw cases with line numbers out.
+
+`read_located` gives each raw case (plain dicts and lists, as the file spelled them) with a
+function from a field path inside it to the 1-based line of that node, so validation
+errors can point at the line. `render` writes cases' dicts back as text. YAML is read with
+YAML 1.2 core scalars (only `true`/`false` are booleans, JSON-like numbers, no timestamps),
+so `country: NO`, `when: 2024-05-01` and `at: 12:30` keep the text that was written.
+The case format itself and its validation live in `toolproxy.grade.expectations`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterable, Sequence
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, Field
+
+from toolproxy.errors import UserError
+
+FieldPath = tuple[str | int, ...]  # a field path inside one case: ("calls", 0, "tool")
+# A raw case with a function from a path inside it to its 1-based line.
+Located = tuple[Any, Callable[[FieldPath], int]]
+
+
+class Issue(BaseModel):
+    """One thing wrong in an expectation file."""
+
+    file: str = Field(description="the file, as given")
+    line: int | None = Field(default=None, description="1-based line of the offending node")
+    path: str = Field(default="", description="field path, e.g. cases[3].calls[0].tool")
+    message: str = Field(description="what is wrong, and where useful what would be right")
+
+    def __str__(self) -> str:
+        where = self.file if self.line is None else f"{self.file}:{self.line}"
+        return f"{where}: {self.path}: {self.message}" if self.path else f"{where}: {self.message}"
+
+
+class ExpectationError(UserError):
+    """Expectation files that do not validate; `issues` lists every problem found."""
+
+    def __init__(self, issues: Sequence[Issue]) -> None:
+        self.issues = sorted(issues, key=lambda i: (i.file, i.line or 0, i.path))
+        n = len(self.issues)
+        lines = "\n".join(f"  {i}" for i in self.issues)
+        super().__init__(f"{n} problem{'s' * (n != 1)} in expectation files:\n{lines}")
+
+
+class _Loader(yaml.SafeLoader):
+    """SafeLoader with YAML 1.2 core scalars: booleans are only true/false, numbers are
+    JSON-like (no `0x`, sexagesimal `12:30` or `1_000`), timestamps stay strings."""
+
+
+_TAG = "tag:yaml.org,2002:"
+_CORE = {
+    _TAG + "bool": (r"true|True|TRUE|false|False|FALSE", "tTfF"),
+    _TAG + "int": (r"[-+]?(?:0|[1-9][0-9]*)", "-+0123456789"),
+    _TAG + "float": (
+        r"[-+]?(?:\.[0-9]+|[0-9]+\.[0-9]*|[0-9]+(?:\.[0-9]*)?[eE][-+]?[0-9]+)"
+        r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)",
+        "-+.0123456789",
+    ),
+}
+_Loader.yaml_implicit_resolvers = {
+    first: [(tag, rx) for tag, rx in found if tag not in (*_CORE, _TAG + "timestamp")]
+    for first, found in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+for _tag, (_regex, _first) in _CORE.items():
+    _Loader.add_implicit_resolver(_tag, re.compile(f"^(?:{_regex})$"), list(_first))
+
+
+class _Dumper(yaml.SafeDumper):
+    """Block style, lists indented under their key, no anchors (a value used twice is
+    written twice), multi-line strings as literal blocks; strings that YAML 1.1 readers or
+    ours would read as another type (`yes`, dates, `1e3`) are quoted."""
+
+    def ignore_aliases(self, data: Any) -> bool:
+        return True
+
+    def increase_indent(self, flow: bool = False, indentless: bool = False) -> None:
+        super().increase_indent(flow, False)  # lists indented under their key, as people write
+
+
+def _str(dumper: yaml.SafeDumper, s: str) -> yaml.ScalarNode:
+    # PyYAML writes these unescaped in plain and single-quoted scalars, where YAML reads
+    # them as line breaks; double quotes escape them.
+    if any(c in s for c in "\x85\u2028\u2029"):
+        return dumper.represent_scalar(_TAG + "str", s, style='"')
+    return dumper.represent_scalar(_TAG + "str", s, style="|" if "\n" in s else None)
+
+
+_Dumper.add_representer(str, _str)
+# Quote a string when either YAML 1.1 readers or ours would read it as something else.
+for _tag, (_regex, _first) in _CORE.items():
+    _Dumper.add_implicit_resolver(_tag, re.compile(f"^(?:{_regex})$"), list(_first))
+
+
+def file_format(path: Path) -> str:
+    """'yaml' (.yaml/.yml) or 'jsonl' by suffix; `UserError` for anything else."""
+    if path.suffix in (".yaml", ".yml"):
+        return "yaml"
+    if path.suffix == ".jsonl":
+        return "jsonl"
+    raise UserError(f"{path}: expectation files end in .yaml, .yml or .jsonl")
+
+
+def format_path(path: Iterable[str | int], prefix: str = "") -> str:
+    """`cases[3].calls[0].args.city` from ("calls", 0, "args", "city") and `cases[3]`."""
+    out = prefix
+    for part in path:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", part):
+            out += f".{part}" if out else part
+        else:
+            out += f"[{json.dumps(part, ensure_ascii=False)}]"
+    return out
+
+
+def yaml_line(node: yaml.Node, path: FieldPath) -> int:
+    """Line of the deepest node on `path`; a mapping entry reports its key's line."""
+    line = node.start_mark.line + 1
+    for part in path:
+        if isinstance(node, yaml.MappingNode):
+            hit = [(k, v) for k, v in node.value if getattr(k, "value", None) == part]
+            if not hit:
+                break
+            line, node = hit[-1][0].start_mark.line + 1, hit[-1][1]
+        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int):
+            if part >= len(node.value):
+                break
+            node = node.value[part]
+            line = node.start_mark.line + 1
+        else:
+            break
+    return line
+
+
+def _duplicate_keys(node: yaml.Node) -> Iterable[tuple[int, str]]:
+    if isinstance(node, yaml.MappingNode):
+        seen: set[Any] = set()
+        for k, v in node.value:
+            if isinstance(k, yaml.ScalarNode) and k.value in seen:
+                yield k.start_mark.line + 1, k.value
+            seen.add(getattr(k, "value", None))
+            yield from _duplicate_keys(v)
+    elif isinstance(node, yaml.SequenceNode):
+        for item in node.value:
+            yield from _duplicate_keys(item)
+
+
+def cases_node(text: str) -> yaml.Node | None:
+    """The YAML node of the list of cases (top level, or under `cases:`); None if empty."""
+    node = yaml.compose(text, Loader=_Loader)
+    if isinstance(node, yaml.MappingNode) and len(node.value) == 1:
+        key, value = node.value[0]
+        if getattr(key, "value", None) == "cases" and isinstance(value, yaml.SequenceNode):
+            return value
+    return node
+
+
+def _read_yaml(path: Path, text: str, issues: list[Issue]) -> list[Located]:
+    loader = _Loader(text)
+    try:
+        node = loader.get_single_node()
+        data = loader.construct_document(node) if node is not None else None
+    except yaml.MarkedYAMLError as e:
+        mark = e.problem_mark or e.context_mark
+        line = mark.line + 1 if mark else None
+        message = f"not valid YAML: {e.problem}"
+        if e.context and e.context_mark and e.problem_mark:
+            message += f" ({e.context} opened at line {e.context_mark.line + 1})"
+        issues.append(Issue(file=str(path), line=line, message=message))
+        return []
+    finally:
+        loader.dispose()
+    if node is None:
+        return []
+    for line, key in _duplicate_keys(node):
+        issues.append(Issue(file=str(path), line=line, message=f"duplicate key {key!r}"))
+    if isinstance(data, dict) and set(data) == {"cases"} and isinstance(data["cases"], list):
+        data, node = data["cases"], node.value[0][1]
+    if not isinstance(data, list):
+        message = "expected a list of cases, or a mapping {cases: [...]}"
+        issues.append(Issue(file=str(path), line=node.start_mark.line + 1, message=message))
+        return []
+    return [(raw, partial(yaml_line, item)) for raw, item in zip(data, node.value, strict=True)]
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    keys = [k for k, _ in pairs]
+    if dup := next((k for k in keys if keys.count(k) > 1), None):
+        raise ValueError(f"duplicate key {dup!r}")
+    return dict(pairs)
+
+
+def _fixed_line(line: int, path: FieldPath) -> int:
+    return line
+
+
+def _read_jsonl(path: Path, text: str, issues: list[Issue]) -> list[Located]:
+    out: list[Located] = []
+    for n, line in enumerate(text.split("\n"), start=1):  # not splitlines: U+2028 is data
+        if not line.strip():
+            continue
+        try:
+            raw = json.loads(line, object_pairs_hook=_no_duplicates)
+        except json.JSONDecodeError as e:  # its own "line 1" would mislead: say the column
+            message = f"not valid JSON: {e.msg} at column {e.colno}"
+            issues.append(Issue(file=str(path), line=n, message=message))
+            continue
+        except ValueError as e:  # a duplicate key
+            issues.append(Issue(file=str(path), line=n, message=f"not valid JSON: {e}"))
+            continue
+        out.append((raw, partial(_fixed_line, n)))
+    return out
+
+
+def read_located(path: Path, issues: list[Issue]) -> list[Located]:
+    """The raw cases of one file with their line lookup; read problems go to `issues`."""
+    try:
+        fmt = file_format(path)
+        text = path.read_text(encoding="utf-8")
+    except (UserError, OSError, UnicodeDecodeError) as e:
+        issues.append(Issue(file=str(path), message=f"cannot read: {e}"))
+        return []
+    return (_read_yaml if fmt == "yaml" else _read_jsonl)(path, text, issues)
+
+
+def render(dicts: Sequence[dict[str, Any]], fmt: str) -> str:
+    """Text of cases' dicts: 'yaml' a block list (key order kept), 'jsonl' one per line."""
+    if fmt == "jsonl":
+        return "".join(json.dumps(d, ensure_ascii=False) + "\n" for d in dicts)
+    if not dicts:
+        return ""
+    return yaml.dump(
+        list(dicts),
+        Dumper=_Dumper,
+        sort_keys=False,
+        allow_unicode=True,
+        width=100,
+        default_flow_style=False,
+    )
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Replace `path` with `text` in one rename, so a reader never sees half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(path)

@@ -1,0 +1,379 @@
+"""The three-stage checker: (case, observation) -> CaseGrade with exactly one label.
+
+Stages run in strict order and the first that fails names the label (`labels.PRECEDENCE`
+breaks ties inside a stage and across calls):
+
+selection  `expect: no_call` and any call -> spurious_call; no call -> no_call; a call whose
+           tool is not an expected one (names compared with `toolnames.name_matches`, so
+           `mcp__srv__get` is `get`; also an unknown name, or a call out of order when
+           `order: ordered`) -> wrong_tool; fewer calls than expected, all of expected tools
+           -> parallel_collapse. Extra calls to expected tools are not failures (metrics
+           count them as over-tooling); they are listed with `expected_tool=None`.
+           Pairing: `ordered` walks the expectation in order, taking each tool's next call;
+           `unordered` pairs by tool, then by the best argument match.
+parse      `parsecheck.classify`: truncation, escaping_error, malformed_json (a text that
+           fails to parse in an observation that ended early, `complete=False` or a
+           length finish, is truncation). Every expected argument is bucket `malformed`.
+schema     against `schemacheck.resolve_schema` (the MCP server's schema, else the offered
+           one; `schema_source` says which), validators from `compile_schema`:
+           required -> missing_required; type, when the value converts losslessly ("5",
+           "true", 1 for "1") -> type_coercion; additionalProperties/unevaluatedProperties
+           -> hallucinated_param; anything else -> schema_violation. An anyOf/oneOf whose
+           alternatives fail alike takes their label. An unusable schema skips the stage.
+semantic   each expected argument through its matcher: absent and not optional ->
+           missing_required; present and wrong -> hallucinated_param; an argument the
+           expectation does not name with `allow_extra_args: false` -> hallucinated_param.
+           Two refinements keep buckets honest: a wrong value that matches once its type is
+           converted is type_coercion, and a string that matches once its backslashes are
+           read correctly (`{"path": "C:\\new"}` gave a newline) is escaping_error; both are
+           bucket `malformed`, not `hallucinated`.
+
+Buckets (labels.BUCKETS) are kept per argument for every expected argument, and for every
+argument the schema flagged, whenever the arguments parsed, even when the schema stage
+already failed, so the rates see all of them. Schema errors per bucket: required -> missing;
+enum, const, minimum/maximum, multipleOf, invented names -> hallucinated (wrong values);
+type, format, pattern, lengths and the rest -> malformed. A missing argument is never
+hallucinated. Selection failures grade no arguments.
+
+Judge fields: with no judge (or after an earlier stage failed, to save calls) a judge
+argument is `not_graded`. A case with no label but some `not_graded` argument gets
+`passed=False, label=None, not_graded=True`: not a pass, not a failure; metrics exclude it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from toolproxy.grade.labels import Label, first_label
+from toolproxy.grade.matchers import Judge, coercions, match, show
+from toolproxy.grade.model import (
+    ArgGrade,
+    CallGrade,
+    Case,
+    CaseGrade,
+    ExpectedCall,
+    Matcher,
+    Observation,
+    ObservedCall,
+)
+from toolproxy.grade.parsecheck import classify, decode_nested, explain, json_type
+from toolproxy.grade.schemastage import Flagged, check_schema
+from toolproxy.schemacheck import CompiledSchema, compile_schema, resolve_schema
+from toolproxy.toolnames import name_matches
+from toolproxy.wire.common import parse_arguments
+
+Grader = Callable[[Case, Observation], CaseGrade]
+Compiler = Callable[[Any], CompiledSchema]
+ServerTool = tuple[str, str, Any]
+
+EXTRA = "extra call to an expected tool"
+INCOMPLETE_FINISH = frozenset({"length", "max_tokens", "max_output_tokens", "incomplete"})
+
+
+def make_grader(judge: Judge | None = None, server_tools: Sequence[ServerTool] = ()) -> Grader:
+    """A grader with its settings bound: `judge(criterion, value) -> (verdict, reason)` for
+    judge matchers, `server_tools` = (server, tool, input_schema) real MCP schemas."""
+    tools = tuple(server_tools)
+
+    def grade(case: Case, observation: Observation) -> CaseGrade:
+        return grade_case(case, observation, judge, tools)
+
+    return grade
+
+
+@dataclass(frozen=True)
+class _Tool:
+    name: str
+    parameters: Any
+
+
+def offered_tools(tools: Any) -> list[_Tool]:
+    """Offered tools as (name, parameters), from `{name, parameters}` dicts or any of the
+    wire shapes (`{"type": "function", "function": {...}}`, `input_schema`)."""
+    found = []
+    for tool in tools if isinstance(tools, list) else []:
+        spec = tool.get("function") if isinstance(tool, dict) else None
+        spec = spec if isinstance(spec, dict) else tool
+        if isinstance(spec, dict) and isinstance(spec.get("name"), str):
+            for key in ("parameters", "input_schema", "inputSchema"):
+                if key in spec:
+                    found.append(_Tool(spec["name"], spec[key]))
+                    break
+            else:
+                found.append(_Tool(spec["name"], None))
+    return found
+
+
+def same_tool(observed: str | None, expected: str) -> bool:
+    """Does a called name mean the expected tool (either may carry a server prefix)?"""
+    name = observed or ""
+    return name_matches(name, expected) or (bool(name) and name_matches(expected, name))
+
+
+def grade_case(
+    case: Case,
+    observation: Observation,
+    judge: Judge | None = None,
+    server_tools: Sequence[ServerTool] = (),
+    *,
+    compiler: Compiler = compile_schema,
+) -> CaseGrade:
+    """Grade one case. Never raises on any observation; `compiler` is for benchmarks."""
+    observed = observation.calls
+    base = CaseGrade(
+        case_id=case.id,
+        exchange_id=observation.exchange_id,
+        session_id=observation.session_id,
+        model=observation.model,
+        passed=True,
+        called_tools=[c.name or "" for c in observed],
+        expected_tools=[e.tool for e in case.calls],
+    )
+    if case.expect == "no_call":
+        return _finish(base, [_selection(None, c, "spurious_call") for c in observed])
+    if not observed:
+        missing = [_selection(e, None, "no_call") for e in case.calls]
+        return _finish(base, missing or [_selection(None, None, "no_call")])
+    pairs = _pair(case, observed)
+    if any(label for _, _, label in pairs):
+        return _finish(base, [_selection(e, o, label, _extra(e, label)) for e, o, label in pairs])
+    tools = offered_tools(observation.offered or case.tools)
+    incomplete = not observation.complete or observation.finish_reason in INCOMPLETE_FINISH
+    grades = []
+    for e, o in ((e, o) for e, o, _ in pairs):
+        if o is None:
+            continue
+        if e is None and case.calls:
+            grades.append(_selection(None, o, None, EXTRA))
+            continue
+        grades.append(_grade_call(e, o, tools, server_tools, judge, incomplete, compiler))
+    return _finish(base, grades)
+
+
+def _extra(e: ExpectedCall | None, label: Label | None) -> str | None:
+    return EXTRA if e is None and label is None else None
+
+
+def _finish(base: CaseGrade, calls: list[CallGrade]) -> CaseGrade:
+    label = first_label([c.label for c in calls if c.label is not None])
+    open_judge = any(a.bucket == "not_graded" for c in calls for a in c.args)
+    not_graded = label is None and open_judge
+    update = {"calls": calls, "label": label, "not_graded": not_graded}
+    return base.model_copy(update={**update, "passed": label is None and not not_graded})
+
+
+def _selection(
+    e: ExpectedCall | None, o: ObservedCall | None, label: Label | None, note: str | None = None
+) -> CallGrade:
+    why = {
+        "spurious_call": "no tool call was expected",
+        "no_call": "no tool call was made",
+        "wrong_tool": f"called {o.name if o else None!r}, expected {e.tool if e else None!r}"
+        + (" (out of order)" if e and o and same_tool(o.name, e.tool) else ""),
+        "parallel_collapse": f"expected call to {e.tool if e else None!r} was not made",
+    }
+    text = note or (why.get(label) if label else None)
+    return CallGrade(
+        expected_tool=e.tool if e else None,
+        actual_tool=o.name if o else None,
+        call_id=o.call_id if o else None,
+        stage_failed="selection" if label else None,
+        label=label,
+        errors=[text] if text else [],
+    )
+
+
+Pair = tuple[ExpectedCall | None, ObservedCall | None, Label | None]
+
+
+def _pair(case: Case, observed: list[ObservedCall]) -> list[Pair]:
+    """Expected calls paired with observed ones, each pair with its selection label."""
+    expected = case.calls
+    if not expected:  # "some call" expected: every call passes selection
+        return [(None, o, None) for o in observed]
+    if case.order == "ordered":
+        taken: dict[int, int] = {}
+        start = 0
+        for i, e in enumerate(expected):
+            j = next(
+                (j for j in range(start, len(observed)) if same_tool(observed[j].name, e.tool)),
+                None,
+            )
+            if j is not None:
+                taken[i], start = j, j + 1
+    else:
+        taken = _pair_unordered(expected, observed)
+    used = set(taken.values())
+    left_e = [i for i in range(len(expected)) if i not in taken]
+    left_o = [j for j in range(len(observed)) if j not in used]
+    wrong = dict(zip(left_e, left_o, strict=False))
+    pairs: list[Pair] = []
+    for i, e in enumerate(expected):
+        if i in taken:
+            pairs.append((e, observed[taken[i]], None))
+        elif i in wrong:
+            pairs.append((e, observed[wrong[i]], "wrong_tool"))
+        else:
+            pairs.append((e, None, "parallel_collapse"))
+    for j in left_o[len(left_e) :]:
+        known = any(same_tool(observed[j].name, e.tool) for e in expected)
+        pairs.append((None, observed[j], None if known else "wrong_tool"))
+    return pairs
+
+
+def _pair_unordered(expected: list[ExpectedCall], observed: list[ObservedCall]) -> dict[int, int]:
+    candidates = [
+        (i, j)
+        for i, e in enumerate(expected)
+        for j, o in enumerate(observed)
+        if same_tool(o.name, e.tool)
+    ]
+    # argument scores matter only where a call could pair with more than one expectation
+    crowded = len({i for i, _ in candidates}) < len(candidates) or len(
+        {j for _, j in candidates}
+    ) < len(candidates)
+    scored = [(-_score(expected[i], observed[j]) if crowded else 0, i, j) for i, j in candidates]
+    taken: dict[int, int] = {}
+    used: set[int] = set()
+    for _, i, j in sorted(scored):
+        if i not in taken and j not in used:
+            taken[i] = j
+            used.add(j)
+    return taken
+
+
+def _score(e: ExpectedCall, o: ObservedCall) -> int:
+    args, _, _ = _parse(o, incomplete=False)
+    if not isinstance(args, dict):
+        return 0
+    return sum(2 if match(m, args[k])[0] else 1 for k, m in e.args.items() if k in args)
+
+
+def _parse(o: ObservedCall, incomplete: bool) -> tuple[dict[str, Any] | None, Label | None, str]:
+    """The call's arguments as an object, or the parse label and why."""
+    if o.arguments is not None and o.parse_error is None:  # the wire parser's own reading
+        value = o.arguments
+        if isinstance(value, dict):
+            return value, None, ""
+        if isinstance(value, str) and isinstance(decode_nested(value), dict):
+            return None, "escaping_error", "arguments are a JSON object encoded in a string"
+        return None, "malformed_json", f"arguments are a JSON {json_type(value)}, not an object"
+    label = classify(o.arguments_raw)
+    if label is None:
+        value, _ = parse_arguments(o.arguments_raw)
+        return value if isinstance(value, dict) else {}, None, ""
+    why = explain(o.arguments_raw) or o.parse_error or "arguments do not parse"
+    if incomplete and label != "truncation":
+        return None, "truncation", f"the reply ended early: {why}"
+    return None, label, why
+
+
+def _grade_call(
+    e: ExpectedCall | None,
+    o: ObservedCall,
+    tools: list[_Tool],
+    server_tools: Sequence[ServerTool],
+    judge: Judge | None,
+    incomplete: bool,
+    compiler: Compiler,
+) -> CallGrade:
+    resolved = resolve_schema(o.name, tools, server_tools)
+    grade = CallGrade(
+        expected_tool=e.tool if e else None,
+        actual_tool=o.name,
+        call_id=o.call_id,
+        schema_source=resolved.source,
+    )
+    wanted = e.args if e else {}
+    args, label, why = _parse(o, incomplete)
+    if args is None:
+        grade.stage_failed, grade.label, grade.errors = "parse", label, [why]
+        grade.args = [ArgGrade(name=k, bucket="malformed", detail=why) for k in wanted]
+        return grade
+    flagged: Flagged = {}
+    schema_labels: list[Label] = []
+    if resolved.schema is not None:
+        compiled = compiler(resolved.schema)
+        if compiled.validator is None:
+            grade.errors.append(f"schema not checked: {compiled.error}")
+        else:
+            schema_labels = check_schema(compiled.validator, args, flagged, grade.errors)
+    matched = _match_args(e, args, judge if not schema_labels else None, bool(schema_labels))
+    semantic_labels = [lab for lab, _ in matched.values() if lab is not None]
+    if schema_labels:
+        grade.stage_failed, grade.label = "schema", first_label(schema_labels)
+    elif semantic_labels:
+        grade.stage_failed, grade.label = "semantic", first_label(semantic_labels)
+        grade.errors.extend(a.detail for lab, a in matched.values() if lab and a.detail)
+    names = list(wanted) + [k for k in matched if k not in wanted]
+    names += [k for k in flagged if k not in matched]
+    grade.args = [flagged[k][1] if k in flagged else matched[k][1] for k in names]
+    return grade
+
+
+def _match_args(
+    e: ExpectedCall | None, args: dict[str, Any], judge: Judge | None, failed_before: bool
+) -> dict[str, tuple[Label | None, ArgGrade]]:
+    found: dict[str, tuple[Label | None, ArgGrade]] = {}
+    for name, m in (e.args if e else {}).items():
+        if name not in args:
+            if m.optional:
+                found[name] = (None, ArgGrade(name=name, bucket="ok", detail="optional, absent"))
+            else:
+                grade = ArgGrade(name=name, bucket="missing", detail="required, absent")
+                found[name] = ("missing_required", grade)
+            continue
+        found[name] = _match_one(name, m, args[name], judge, failed_before)
+    if e is not None and not e.allow_extra_args:
+        for name in args:
+            if name not in e.args:
+                grade = ArgGrade(name=name, bucket="hallucinated", detail="not in the expectation")
+                found[name] = ("hallucinated_param", grade)
+    return found
+
+
+def _match_one(
+    name: str, m: Matcher, value: Any, judge: Judge | None, failed_before: bool
+) -> tuple[Label | None, ArgGrade]:
+    if m.kind == "judge" and failed_before:
+        why = "not judged: the call failed the schema stage"
+        return None, ArgGrade(name=name, bucket="not_graded", detail=why)
+    ok, detail = match(m, value, judge)
+    judged = m.kind == "judge" and ok is not None
+    reason = detail if judged else None
+    if ok is None:
+        return None, ArgGrade(name=name, bucket="not_graded", detail=detail)
+    if ok:
+        return None, ArgGrade(name=name, bucket="ok", judged=judged, judge_reason=reason)
+    if m.kind != "judge" and any(match(m, c)[0] for c in coercions(value)):
+        why = f"{show(value)} is right in another JSON type ({json_type(value)} given)"
+        return "type_coercion", ArgGrade(name=name, bucket="malformed", detail=why)
+    if m.kind in ("exact", "text", "any_of", "enum") and _misescaped(m, value):
+        why = f"{show(value)} is the expected string with its backslashes misread"
+        return "escaping_error", ArgGrade(name=name, bucket="malformed", detail=why)
+    return "hallucinated_param", ArgGrade(
+        name=name, bucket="hallucinated", detail=detail, judged=judged, judge_reason=reason
+    )
+
+
+def _misescaped(m: Matcher, value: Any) -> bool:
+    """Is `value` an expected string whose escaping went wrong (under or over-escaped)?"""
+    if not isinstance(value, str):
+        return False
+    wanted = [m.value] if m.kind in ("exact", "text") else (m.values or [])
+    for want in (w for w in wanted if isinstance(w, str) and w != value):
+        if "\\" not in want and "\\" not in value and '"' not in want:
+            continue
+        under, error = parse_arguments('"' + want.replace('"', '\\"') + '"')
+        doubled = want.replace("\\", "\\\\")
+        encoded = _json_inner(want)
+        if (error is None and under == value) or value in (doubled, encoded):
+            return True
+    return False
+
+
+def _json_inner(text: str) -> str:
+    return json.dumps(text, ensure_ascii=False)[1:-1]

@@ -1,0 +1,336 @@
+"""Expectation files: load and validate labeled cases, and write them back.
+
+Format (validated by `schemas/expectations.schema.json`, JSON Schema Draft 2020-12)
+----------------------------------------------------------------------------------
+
+A **YAML** file (`.yaml`, `.yml`) is a list of cases, or a mapping `{cases: [...]}`.
+A **JSONL** file (`.jsonl`) holds one case per line (blank lines are skipped).
+YAML is read with YAML 1.2 core scalars: only `true`/`false` are booleans (`no`, `on`,
+`NO` stay strings), numbers are JSON-like (`0x1F`, `017`, `1_000`, `12:30` stay strings)
+and timestamps stay strings (a `datetime` matcher parses them itself).
+
+A case says what should have happened for one model turn::
+
+    - id: weather-paris              # required, unique across every file loaded
+      exchange_id: 3f2a9c1e-...      # a recorded exchange to grade, OR instead:
+      # messages: [...]              #   its own conversation (wire format's messages)
+      # tools: [...]                 #   and tools block (only with messages)
+      # wire_format: openai_chat     #   openai_chat | openai_responses | anthropic_messages
+      expect: call                   # call (default) | no_call (the model should answer in text)
+      order: ordered                 # ordered (default) | unordered (parallel calls, any order)
+      calls:                         # required for expect: call, forbidden for no_call
+        - tool: get_weather
+          allow_extra_args: true     # default: arguments not named below are not graded
+          args:                      # argument name -> MATCHER
+            city: Paris              # a plain value: exact
+            unit: {match: enum, values: [celsius, fahrenheit]}
+      tags: [smoke]
+      notes: free text
+
+MATCHER: a plain value is an exact match (nested objects and lists compared by value).
+A mapping is a matcher object only when it has a `match` key, or has `optional` as its
+only key; any other mapping is a plain value. Matcher objects:
+
+    {match: exact, value: V}                 equal by value (write a literal mapping that
+                                             has a `match` key this way)
+    {match: any}                             present, any value
+    {match: any_of, values: [A, B]}          equal to one of the values
+    {match: enum, values: [a, b]}            the same, reported as an enum
+    {match: range, min: 0, max: 10}          a number within [min, max]; either bound
+                                             may be left out, not both
+    {match: tolerance, value: 3.0, tolerance: 0.1}   |x - value| <= tolerance
+    {match: regex, pattern: "^[A-Z]{3}$"}    the string fully matches (Python `re`)
+    {match: datetime, value: "2024-05-01T12:00:00+02:00"}   ISO-8601, equal as instants
+    {match: unordered, value: [a, b]}        a list equal to value ignoring order
+    {match: text, value: "New York"}         equal ignoring case and runs of whitespace
+    {match: judge, criterion: "a polite refusal"}   an LLM judge decides
+    {optional: true}                         may be omitted; any value accepted
+
+Any matcher may add `optional: true`: absent is fine, present must match. Errors name the
+file, the line and the field path (`cases[3].calls[0].args.city.pattern`); every error of
+every file is reported at once (`ExpectationError`, exit code 2 in the CLI).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from datetime import datetime
+from difflib import get_close_matches
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+
+from toolproxy.grade.casefile import (
+    ExpectationError,
+    FieldPath,
+    Issue,
+    file_format,
+    format_path,
+    read_located,
+    render,
+    write_atomic,
+)
+from toolproxy.grade.model import Case, ExpectedCall, Matcher
+
+__all__ = [
+    "ExpectationError",
+    "Issue",
+    "case_to_dict",
+    "dump_cases",
+    "dump_matcher",
+    "is_matcher_object",
+    "load_cases",
+    "parse_matcher",
+    "render_cases",
+]
+
+SCHEMA_PATH = Path(__file__).resolve().parents[2] / "schemas" / "expectations.schema.json"
+# Matcher fields per kind, in the order they are written.
+FIELDS: dict[str, tuple[str, ...]] = {
+    "exact": ("value",),
+    "any": (),
+    "any_of": ("values",),
+    "enum": ("values",),
+    "range": ("min", "max"),
+    "tolerance": ("value", "tolerance"),
+    "regex": ("pattern",),
+    "datetime": ("value",),
+    "unordered": ("value",),
+    "text": ("value",),
+    "judge": ("criterion",),
+}
+Problem = tuple[FieldPath, str]
+
+
+@cache
+def _schema() -> dict[str, Any]:
+    return json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+
+
+@cache
+def _validator(definition: str) -> jsonschema.protocols.Validator:
+    root = _schema()
+    wrapper = {"$defs": root["$defs"], "$ref": f"#/$defs/{definition}"}
+    return jsonschema.Draft202012Validator(wrapper, format_checker=jsonschema.FormatChecker())
+
+
+def is_matcher_object(value: Any) -> bool:
+    """A mapping is a matcher when it has `match`, or `optional` as its only key."""
+    return isinstance(value, dict) and ("match" in value or set(value) == {"optional"})
+
+
+def _at(doc: Any, path: FieldPath) -> Any:
+    """The value at a path jsonschema reported (so it exists)."""
+    for part in path:
+        doc = doc[part]
+    return doc
+
+
+def _schema_problems(definition: str, instance: Any) -> list[Problem]:
+    problems: list[Problem] = []
+    for error in _validator(definition).iter_errors(instance):
+        path: FieldPath = tuple(error.absolute_path)
+        if error.validator == "additionalProperties":
+            known = list(error.schema.get("properties", {}))
+            for key in error.instance:
+                if key not in known:
+                    hint = get_close_matches(key, known, n=1)
+                    also = f" (did you mean {hint[0]!r}?)" if hint else ""
+                    problems.append(((*path, key), f"unknown field {key!r}{also}"))
+        elif "propertyNames" in error.schema_path:
+            kind = _at(instance, path).get("match", "(none)")
+            allowed = ", ".join(error.validator_value)
+            hint = get_close_matches(str(error.instance), error.validator_value, n=1)
+            allowed += f"; did you mean {hint[0]!r}?" if hint else ""
+            problems.append(
+                (
+                    (*path, error.instance),
+                    f"{error.instance!r} does not apply to match: {kind} (it takes: {allowed})",
+                )
+            )
+        elif error.validator == "required":
+            for key in error.validator_value:
+                if key not in error.instance:
+                    problems.append((path, f"missing required field {key!r}"))
+        elif error.validator == "enum" and path and path[-1] == "match":
+            problems.append(
+                (
+                    path,
+                    f"unknown match kind {error.instance!r}; one of: "
+                    f"{', '.join(error.validator_value)}",
+                )
+            )
+        else:
+            problems.append((path, error.message))
+    return list(dict.fromkeys(problems))  # `required` reports per key; ours lists them all
+
+
+def _matcher_problems(value: Any) -> list[Problem]:
+    """Checks the schema cannot express, on a value the schema may not have accepted."""
+    if not is_matcher_object(value):
+        return []
+    kind = value.get("match")
+    problems: list[Problem] = []
+    if kind == "regex" and isinstance(value.get("pattern"), str):
+        try:
+            re.compile(value["pattern"])
+        except re.error as e:
+            problems.append((("pattern",), f"regex does not compile: {e}"))
+    if kind == "range":
+        low, high = value.get("min"), value.get("max")
+        if low is None and high is None:
+            problems.append(((), "range needs min, max or both"))
+        elif isinstance(low, int | float) and isinstance(high, int | float) and low > high:
+            problems.append((("min",), f"range min {low} is greater than max {high}"))
+    if kind == "datetime" and isinstance(value.get("value"), str):
+        try:
+            datetime.fromisoformat(value["value"])
+        except ValueError:
+            problems.append((("value",), f"not an ISO-8601 timestamp: {value['value']!r}"))
+    return problems
+
+
+def _case_problems(raw: Any) -> list[Problem]:
+    """Schema and semantic problems of one raw case (paths relative to the case)."""
+    problems = _schema_problems("case", raw)
+    if not isinstance(raw, dict):
+        return problems
+    if "exchange_id" in raw and "messages" in raw:
+        problems.append((("messages",), "give exchange_id or messages, not both"))
+    elif "exchange_id" not in raw and "messages" not in raw:
+        problems.append(((), "needs exchange_id (a recorded exchange) or messages (+ tools)"))
+    for field in ("tools", "wire_format"):
+        if field in raw and "messages" not in raw:
+            problems.append(((field,), f"{field} is only used with messages"))
+    calls = raw.get("calls") or []
+    if raw.get("expect") == "no_call" and calls:
+        problems.append((("calls",), "expect: no_call takes no calls"))
+    if raw.get("expect", "call") == "call" and not calls:
+        problems.append(
+            ((), "expect: call needs at least one entry in calls (or write expect: no_call)")
+        )
+    for i, call in enumerate(calls if isinstance(calls, list) else []):
+        args = call.get("args") if isinstance(call, dict) else None
+        for name, value in (args or {}).items() if isinstance(args, dict) else ():
+            for sub, message in _matcher_problems(value):
+                problems.append((("calls", i, "args", name, *sub), message))
+    return problems
+
+
+def parse_matcher(value: Any) -> Matcher:
+    """A file's matcher value (plain value or matcher object) as a `Matcher`.
+
+    Raises `ExpectationError` when it is not a valid matcher."""
+    problems = _schema_problems("arg", value) + _matcher_problems(value)
+    if problems:
+        raise ExpectationError(
+            [Issue(file="<matcher>", path=format_path(p), message=m) for p, m in problems]
+        )
+    if not is_matcher_object(value):
+        return Matcher(kind="exact", value=value)
+    kind = value.get("match", "any")
+    fields = {f: value[f] for f in FIELDS[kind] if f in value}
+    return Matcher(kind=kind, optional=value.get("optional", False), **fields)
+
+
+def _to_case(raw: dict[str, Any]) -> Case:
+    calls = [
+        ExpectedCall(
+            tool=c["tool"],
+            args={k: parse_matcher(v) for k, v in (c.get("args") or {}).items()},
+            allow_extra_args=c.get("allow_extra_args", True),
+        )
+        for c in raw.get("calls") or []
+    ]
+    return Case.model_validate({**raw, "calls": calls})
+
+
+def load_cases(paths: Sequence[Path]) -> list[Case]:
+    """Every case of the files, in order; raises `ExpectationError` listing all problems."""
+    issues: list[Issue] = []
+    cases: list[Case] = []
+    first: dict[str, str] = {}  # id -> file:line where it was first defined
+    for path in paths:
+        for i, (raw, line_of) in enumerate(read_located(Path(path), issues)):
+            problems = _case_problems(raw)
+            for sub, message in problems:
+                issues.append(
+                    Issue(
+                        file=str(path),
+                        line=line_of(sub),
+                        path=format_path(sub, f"cases[{i}]"),
+                        message=message,
+                    )
+                )
+            case_id = raw.get("id") if isinstance(raw, dict) else None
+            if isinstance(case_id, str):
+                if case_id in first:
+                    issues.append(
+                        Issue(
+                            file=str(path),
+                            line=line_of(("id",)),
+                            path=f"cases[{i}].id",
+                            message=f"duplicate id {case_id!r} (first at {first[case_id]})",
+                        )
+                    )
+                else:
+                    first[case_id] = f"{path}:{line_of(('id',))}"
+            if not problems:
+                cases.append(_to_case(raw))
+    if issues:
+        raise ExpectationError(issues)
+    return cases
+
+
+def dump_matcher(m: Matcher) -> Any:
+    """The file form of a matcher: the shortest one that loads back equal."""
+    if m.kind == "any":
+        return {"optional": True} if m.optional else {"match": "any"}
+    if m.kind == "exact" and not m.optional and not is_matcher_object(m.value):
+        return m.value
+    out: dict[str, Any] = {"match": m.kind}
+    out |= {f: getattr(m, f) for f in FIELDS[m.kind] if getattr(m, f) is not None or f == "value"}
+    return out | ({"optional": True} if m.optional else {})
+
+
+def case_to_dict(case: Case) -> dict[str, Any]:
+    """A case as written to a file: stable key order, defaults left out where obvious."""
+    out: dict[str, Any] = {"id": case.id}
+    for field in ("exchange_id", "wire_format", "messages", "tools"):
+        if getattr(case, field) is not None:
+            out[field] = getattr(case, field)
+    out["expect"] = case.expect
+    if len(case.calls) > 1 or case.order != "ordered":
+        out["order"] = case.order
+    if case.calls:
+        out["calls"] = [
+            {"tool": c.tool, "args": {k: dump_matcher(m) for k, m in c.args.items()}}
+            | ({} if c.allow_extra_args else {"allow_extra_args": False})
+            for c in case.calls
+        ]
+    if case.tags:
+        out["tags"] = list(case.tags)
+    if case.notes is not None:
+        out["notes"] = case.notes
+    return out
+
+
+def render_cases(cases: Sequence[Case], fmt: str) -> str:
+    """The text of cases in `fmt` ('yaml': a block list; 'jsonl': one object per line)."""
+    return render([case_to_dict(c) for c in cases], fmt)
+
+
+def dump_cases(cases: Sequence[Case], path: Path, header: str = "") -> None:
+    """Write cases to `path` (format by suffix), replacing it; `header` is a YAML comment.
+
+    What is written loads back equal through `load_cases`."""
+    fmt = file_format(path)
+    text = render_cases(cases, fmt)
+    if fmt == "yaml":
+        comment = "".join(f"# {line}".rstrip() + "\n" for line in header.splitlines())
+        text = comment + (text or "[]\n")
+    write_atomic(path, text)

@@ -1,0 +1,176 @@
+"""The CI gate: metric thresholds, regressions against a baseline run, JUnit XML. Pure.
+
+* `--threshold 'metric>=x'` or `'metric<=x'`: `metric` is one of KNOWN (the per-run and
+  vendor metrics), x a decimal number. Anything else (another operator, an unknown
+  metric, a trailing word) is a `GateError` (exit 2) that lists the known metrics. A
+  threshold applies to every reported run, the baseline included; a run without a value
+  for the metric (0 denominator) fails it: a gate fails closed.
+* `--baseline RUN --fail-on-regression`: every other run is compared with the baseline on
+  the gated metrics (those named by thresholds, else DEFAULT_REGRESSION). A run regresses
+  on a metric when it moved in the metric's bad direction by more than epsilon: rates in
+  [0, 1] by more than RATE_EPS = 0.005 absolute (half a percentage point); other metrics
+  by more than AMOUNT_EPS = 5 % of the baseline's absolute value. A metric either run
+  lacks is skipped (reported, never failed).
+* Exit code 1 when any gate failed, else 0. JUnit XML: one <testsuite> per run, one
+  <testcase> per gate, <failure message=...> on failure, <skipped> on skip.
+"""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+from collections.abc import Mapping, Sequence
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from toolproxy.errors import UserError
+from toolproxy.grade import metrics, vendor
+from toolproxy.grade.metrics import MetricSpec
+
+KNOWN: dict[str, MetricSpec] = metrics.SPECS | vendor.SPECS
+DEFAULT_REGRESSION = (
+    "pass_rate",
+    "selection_accuracy",
+    "hallucination_rate",
+    "omission_rate",
+    "format_error_rate",
+    "schema_accuracy",
+)
+RATE_EPS = 0.005
+AMOUNT_EPS = 0.05
+_THRESHOLD = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*)\s*(>=|<=)\s*([-+]?(?:\d+\.?\d*|\.\d+))\s*")
+
+Values = Mapping[str, Mapping[str, float | None]]
+
+
+class GateError(UserError):
+    """A gate that cannot be evaluated as written (reported as a usage error, exit 2)."""
+
+
+class Threshold(BaseModel):
+    """One parsed `--threshold`."""
+
+    metric: str
+    op: Literal[">=", "<="]
+    value: float
+
+    def __str__(self) -> str:
+        return f"{self.metric}{self.op}{self.value:g}"
+
+
+class GateResult(BaseModel):
+    """One gate on one run."""
+
+    run: str
+    name: str = Field(description="e.g. 'selection_accuracy>=0.95' or 'regression:pass_rate'")
+    status: Literal["passed", "failed", "skipped"]
+    message: str = Field(description="why, with the numbers")
+
+
+def known_list() -> str:
+    """The known metric names, comma separated."""
+    return ", ".join(sorted(KNOWN))
+
+
+def parse_threshold(text: str) -> Threshold:
+    """`'metric>=x'` / `'metric<=x'`, strictly; GateError on anything else."""
+    m = _THRESHOLD.fullmatch(text)
+    if m is None:
+        raise GateError(
+            f"bad threshold {text!r}: expected METRIC>=NUMBER or METRIC<=NUMBER "
+            f"(known metrics: {known_list()})"
+        )
+    if m[1] not in KNOWN:
+        raise GateError(f"unknown metric {m[1]!r} in {text!r}; known metrics: {known_list()}")
+    return Threshold(metric=m[1], op=m[2], value=float(m[3]))  # type: ignore[arg-type]
+
+
+def _fmt(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.4g}"
+
+
+def check_threshold(run: str, value: float | None, t: Threshold) -> GateResult:
+    """One threshold on one run's value (None fails)."""
+    if value is None:
+        return GateResult(
+            run=run, name=str(t), status="failed", message=f"{t.metric} is n/a for this run"
+        )
+    ok = value >= t.value if t.op == ">=" else value <= t.value
+    return GateResult(
+        run=run,
+        name=str(t),
+        status="passed" if ok else "failed",
+        message=f"{t.metric} = {_fmt(value)} (needs {t.op} {t.value:g})",
+    )
+
+
+def check_regression(
+    run: str, metric: str, value: float | None, base: float | None, baseline: str
+) -> GateResult:
+    """Did `run` get worse than `baseline` on `metric` by more than its epsilon?"""
+    name = f"regression:{metric}"
+    if value is None or base is None:
+        msg = f"{metric} is n/a ({_fmt(value)} vs baseline {baseline} {_fmt(base)})"
+        return GateResult(run=run, name=name, status="skipped", message=msg)
+    spec = KNOWN[metric]
+    eps = RATE_EPS if spec.rate else AMOUNT_EPS * abs(base)
+    worse = value - base if spec.direction == "lower" else base - value
+    status: Literal["passed", "failed"] = "failed" if worse > eps else "passed"
+    msg = (
+        f"{metric} = {_fmt(value)} vs baseline {baseline} {_fmt(base)} "
+        f"({spec.direction} is better, tolerance {eps:.4g})"
+    )
+    return GateResult(run=run, name=name, status=status, message=msg)
+
+
+def evaluate(
+    values: Values,
+    thresholds: Sequence[Threshold] = (),
+    baseline: str | None = None,
+    fail_on_regression: bool = False,
+) -> list[GateResult]:
+    """Every gate on every run of `values` (run -> metric -> value), runs in order."""
+    if fail_on_regression and (baseline is None or baseline not in values):
+        raise GateError("--fail-on-regression needs --baseline RUN naming a reported run")
+    gated = list(dict.fromkeys(t.metric for t in thresholds)) or list(DEFAULT_REGRESSION)
+    results: list[GateResult] = []
+    for run, vals in values.items():
+        results += [check_threshold(run, vals.get(t.metric), t) for t in thresholds]
+        if fail_on_regression and baseline is not None and run != baseline:
+            base = values[baseline]
+            results += [check_regression(run, m, vals.get(m), base.get(m), baseline) for m in gated]
+    return results
+
+
+def exit_code(results: Sequence[GateResult]) -> int:
+    """1 when any gate failed, else 0."""
+    return 1 if any(r.status == "failed" for r in results) else 0
+
+
+def junit_xml(runs: Sequence[str], results: Sequence[GateResult]) -> str:
+    """JUnit XML: a testsuite per run (even with no gates), a testcase per gate."""
+    root = ET.Element("testsuites", name="toolproxy report")
+    for run in runs:
+        mine = [r for r in results if r.run == run]
+        suite = ET.SubElement(
+            root,
+            "testsuite",
+            name=run,
+            tests=str(len(mine)),
+            failures=str(sum(r.status == "failed" for r in mine)),
+            errors="0",
+            skipped=str(sum(r.status == "skipped" for r in mine)),
+        )
+        for r in mine:
+            case = ET.SubElement(suite, "testcase", classname=f"toolproxy.gate.{run}", name=r.name)
+            if r.status == "failed":
+                ET.SubElement(case, "failure", message=r.message, type="gate").text = r.message
+            elif r.status == "skipped":
+                ET.SubElement(case, "skipped", message=r.message)
+            else:
+                ET.SubElement(case, "system-out").text = r.message
+    root.set("tests", str(len(results)))
+    root.set("failures", str(sum(r.status == "failed" for r in results)))
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode")

@@ -1,0 +1,166 @@
+"""The LLM judge: decides whether an argument's value means what a `judge` matcher says.
+
+`make_judge(base_url, model, key_env, capture)` returns `judge(criterion, value) ->
+(verdict, reason)` for the checker. The prompt is built from one fixed template
+(`build_prompt`) and asks for `{"verdict": true|false, "reason": "..."}`; the reply is read
+by `parse_verdict`, both pure. Verdicts are cached by sha256 of (model, prompt) in the
+capture's `judge_cache` table, with their reasons, so re-grading the same field with the
+same pinned model never calls the endpoint again.
+
+A failing endpoint (HTTP error, garbage, timeout) or a reply that is not the verdict asked
+for raises `JudgeError` with a clear message: the field is then not graded, never passed
+and never failed. Failures are not cached, so the next field (or grading run) asks again;
+except that once the endpoint timed out or could not be reached, this judge stops asking
+and fails the remaining fields at once.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import secrets
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from toolproxy import store
+from toolproxy.errors import UserError
+from toolproxy.grade.model import JudgeVerdict
+from toolproxy.llm import make_client
+from toolproxy.segments import SegmentWriter
+
+Judge = Callable[[str, Any], tuple[bool, str]]
+
+TEMPLATE = """\
+You are grading one argument of a tool call made by an AI model.
+Decide whether the argument's value satisfies the criterion. Judge meaning, not wording:
+paraphrases, synonyms and different formatting of the same content satisfy it; a value that
+says something else, or says less than the criterion requires, does not.
+
+Criterion:
+{criterion}
+
+Value (JSON):
+{value}
+
+Answer with one JSON object and nothing else:
+{{"verdict": true or false, "reason": "one short sentence"}}"""
+MAX_VALUE_CHARS = 20_000  # a judge prompt is for a field, not a document
+
+
+class JudgeError(Exception):
+    """The judge could not give a verdict (endpoint failure or an unreadable reply)."""
+
+
+def build_prompt(criterion: str, value: Any) -> str:
+    """The judge prompt for one field: the fixed template filled in."""
+    text = json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+    if len(text) > MAX_VALUE_CHARS:
+        text = text[:MAX_VALUE_CHARS] + " …(cut)"
+    return TEMPLATE.format(criterion=criterion.strip(), value=text)
+
+
+def cache_key(model: str, prompt: str) -> str:
+    """sha256 of (model, prompt): the `judge_cache` key."""
+    return hashlib.sha256(json.dumps([model, prompt]).encode()).hexdigest()
+
+
+_FENCE = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.DOTALL)
+
+
+def parse_verdict(text: str) -> tuple[bool, str]:
+    """Read `{"verdict": bool, "reason": str}` from a reply (a ```json fence is allowed).
+
+    Raises `JudgeError` for anything else: an unreadable verdict is not a verdict.
+    """
+    body = text.strip()
+    if (fenced := _FENCE.match(body)) is not None:
+        body = fenced[1]
+    try:
+        data = json.loads(body)
+    except ValueError:
+        raise JudgeError(f"judge reply is not JSON: {_cut(text)!r}") from None
+    if not isinstance(data, dict) or not isinstance(data.get("verdict"), bool):
+        raise JudgeError(f'judge reply has no boolean "verdict": {_cut(text)!r}')
+    reason = data.get("reason")
+    return data["verdict"], reason if isinstance(reason, str) else ""
+
+
+def make_judge(
+    base_url: str,
+    model: str,
+    key_env: str,
+    capture: Path | str,
+    *,
+    timeout_s: float = 60.0,
+    retries: int = 2,
+) -> Judge:
+    """A judge asking `model` at the OpenAI-compatible `base_url`, caching in `capture`.
+
+    The cache is read once, at the first call; new verdicts are written to the capture as
+    they come (one segment file each), so an interrupted run keeps what it paid for.
+    """
+    if not model:
+        raise UserError("the judge needs a pinned model (--judge-model)")
+    client = make_client(base_url, model, key_env, timeout_s=timeout_s, retries=retries)
+    cache: dict[str, tuple[bool, str]] | None = None
+    writer: SegmentWriter | None = None
+    unreachable: str | None = None  # set once the endpoint timed out or could not be reached
+    where = f"judge {model} at {base_url}"
+
+    def judge(criterion: str, value: Any) -> tuple[bool, str]:
+        nonlocal cache, writer, unreachable
+        if cache is None:
+            cache = load_cache(capture, model)
+        prompt = build_prompt(criterion, value)
+        key = cache_key(model, prompt)
+        if key in cache:
+            return cache[key]
+        if unreachable is not None:
+            # fail fast: waiting out the timeout again for every field would stall the run
+            raise JudgeError(f"{where}: not asked, it was unreachable earlier ({unreachable})")
+        reply = client.complete([{"role": "user", "content": prompt}], temperature=0)
+        if reply.text is None:
+            if reply.error_kind in ("timeout", "connection"):
+                unreachable = f"{reply.error_kind}: {reply.error}"
+            raise JudgeError(f"{where}: {reply.error_kind}: {reply.error}")
+        try:
+            verdict, reason = parse_verdict(reply.text)
+        except JudgeError as exc:
+            raise JudgeError(f"{where}: {exc}") from None
+        row = JudgeVerdict(
+            key=key,
+            model=model,
+            prompt=prompt,
+            verdict=verdict,
+            reason=reason,
+            judged_at=datetime.now(UTC).isoformat(),
+        )
+        if writer is None:
+            # a writer id of its own per judge: concurrent graders never share a sequence
+            writer = SegmentWriter(capture, f"judge-{_stamp()}-{secrets.token_hex(3)}")
+        writer.write({"judge_cache": [row.model_dump(mode="json")]})
+        cache[key] = (verdict, reason)
+        return verdict, reason
+
+    return judge
+
+
+def load_cache(capture: Path | str, model: str) -> dict[str, tuple[bool, str]]:
+    """The cached verdicts of `model` in a capture: key -> (verdict, reason)."""
+    _, rows = store.query(
+        capture,
+        "SELECT key, verdict, reason FROM judge_cache WHERE model = ? ORDER BY judged_at",
+        [model],
+    )
+    return {key: (bool(verdict), reason or "") for key, verdict, reason in rows}
+
+
+def _stamp() -> str:
+    return f"{datetime.now(UTC):%Y%m%dT%H%M%S}"
+
+
+def _cut(text: str, limit: int = 200) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -1,0 +1,244 @@
+"""Compare one argument value with a `Matcher`: the semantic stage's per-argument rule.
+
+`match(matcher, value, judge)` returns (ok, detail): True, False, or None when the value
+cannot be graded (a judge matcher with no judge, a judge that failed, an invalid regex).
+Values are JSON values as parsed; nothing here raises on any value or matcher.
+
+    exact      equal by value, deeply: 1 == 1.0, but True != 1; dict keys and list order count
+    any_of     deeply equal to one of `values` (or of `value` when that is a list)
+    enum       the same as any_of (kept apart for reports)
+    range      a number (not a bool) within [min, max], inclusive; either bound optional
+    tolerance  a number within `tolerance` (absolute, default 0) of `value`
+    regex      a string fully matching `pattern`
+    datetime   ISO-8601 timestamps that are the same instant (`Z` = `+00:00`); both sides
+               must carry a timezone or neither does
+    unordered  a list equal to `value` as a multiset (elements compared deeply; dicts ok)
+    text       strings equal after casefold, whitespace runs collapsed, ends stripped
+    judge      `judge(criterion, value) -> (verdict, reason)` decides; no judge: None
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import reprlib
+from collections.abc import Callable
+from datetime import date, datetime
+from functools import lru_cache
+from typing import Any
+
+from toolproxy.grade.model import Matcher
+
+Judge = Callable[[str, Any], tuple[bool, str]]
+MatchResult = tuple[bool | None, str | None]
+
+_SHOW = reprlib.Repr(maxlevel=3, maxstring=80, maxother=80, maxlist=6, maxdict=6)
+
+
+def show(value: Any) -> str:
+    """A short repr of `value`, safe on deeply nested values."""
+    try:
+        return _SHOW.repr(value)
+    except Exception:  # noqa: BLE001 - a repr that fails must not fail grading
+        return f"<{type(value).__name__}>"
+
+
+def is_number(value: Any) -> bool:
+    """A JSON number: int or float, not bool."""
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _scalar_equal(a: Any, b: Any) -> bool:
+    if is_number(a) and is_number(b):
+        return bool(a == b)
+    if isinstance(a, bool) or isinstance(b, bool) or a is None or b is None:
+        return a is b
+    return type(a) is type(b) and bool(a == b)
+
+
+def deep_equal(a: Any, b: Any) -> bool:
+    """Equal by value at any depth (iterative, so deep values cannot overflow the stack)."""
+    pending = [(a, b)]
+    while pending:
+        x, y = pending.pop()
+        if isinstance(x, dict) and isinstance(y, dict):
+            if x.keys() != y.keys():
+                return False
+            pending.extend((x[k], y[k]) for k in x)
+        elif isinstance(x, list | tuple) and isinstance(y, list | tuple):
+            if len(x) != len(y):
+                return False
+            pending.extend(zip(x, y, strict=True))
+        elif isinstance(x, dict | list | tuple) or isinstance(y, dict | list | tuple):
+            return False
+        elif not _scalar_equal(x, y):
+            return False
+    return True
+
+
+def normalize_text(value: str) -> str:
+    """Casefolded, with runs of whitespace collapsed to one space and the ends stripped."""
+    return " ".join(value.casefold().split())
+
+
+def parse_instant(value: Any) -> datetime | None:
+    """An ISO-8601 timestamp as a datetime (`Z` read as UTC), or None."""
+    if isinstance(value, datetime):
+        return value
+    if isinstance(value, date):  # YAML reads bare dates as date objects
+        return datetime(value.year, value.month, value.day)
+    if not isinstance(value, str):
+        return None
+    text = value.strip()
+    if text[-1:] in ("Z", "z"):
+        text = text[:-1] + "+00:00"
+    try:
+        return datetime.fromisoformat(text)
+    except ValueError:
+        return None
+
+
+@lru_cache(maxsize=1024)
+def _compile(pattern: str) -> re.Pattern[str] | str:
+    try:
+        return re.compile(pattern)
+    except (re.error, RecursionError, OverflowError) as exc:
+        return f"invalid pattern {pattern!r}: {exc}"
+
+
+def _choices(m: Matcher) -> list[Any]:
+    if m.values is not None:
+        return m.values
+    return m.value if isinstance(m.value, list) else [m.value]
+
+
+def _exact(m: Matcher, value: Any) -> MatchResult:
+    ok = deep_equal(m.value, value)
+    return ok, None if ok else f"expected {show(m.value)}, got {show(value)}"
+
+
+def _any_of(m: Matcher, value: Any) -> MatchResult:
+    choices = _choices(m)
+    ok = any(deep_equal(c, value) for c in choices)
+    return ok, None if ok else f"{show(value)} is none of {show(choices)}"
+
+
+def _range(m: Matcher, value: Any) -> MatchResult:
+    if not is_number(value):
+        return False, f"expected a number, got {show(value)}"
+    if m.min is not None and value < m.min:
+        return False, f"{show(value)} < min {m.min}"
+    if m.max is not None and value > m.max:
+        return False, f"{show(value)} > max {m.max}"
+    return True, None
+
+
+def _tolerance(m: Matcher, value: Any) -> MatchResult:
+    if not is_number(value) or not is_number(m.value):
+        return False, f"expected a number near {show(m.value)}, got {show(value)}"
+    allowed = m.tolerance or 0.0
+    off = abs(value - m.value)
+    ok = bool(off <= allowed)
+    return ok, None if ok else f"{show(value)} is {off:g} from {m.value} (tolerance {allowed})"
+
+
+def _regex(m: Matcher, value: Any) -> MatchResult:
+    compiled = _compile(m.pattern or "")
+    if isinstance(compiled, str):
+        return None, compiled  # the expectation is broken, not the model
+    if not isinstance(value, str):
+        return False, f"expected a string matching {m.pattern!r}, got {show(value)}"
+    ok = compiled.fullmatch(value) is not None
+    return ok, None if ok else f"{show(value)} does not match {m.pattern!r}"
+
+
+def _datetime(m: Matcher, value: Any) -> MatchResult:
+    want, got = parse_instant(m.value), parse_instant(value)
+    if want is None:
+        return None, f"expectation {show(m.value)} is not an ISO-8601 timestamp"
+    if got is None:
+        return False, f"{show(value)} is not an ISO-8601 timestamp"
+    if (want.tzinfo is None) != (got.tzinfo is None):
+        return False, f"{show(value)} and {show(m.value)}: only one has a timezone"
+    try:
+        ok = want == got
+    except (OverflowError, ValueError):  # an offset pushing the instant out of range
+        return False, f"{show(value)} cannot be compared with {show(m.value)}"
+    return ok, None if ok else f"{show(value)} is not the instant {show(m.value)}"
+
+
+def _unordered(m: Matcher, value: Any) -> MatchResult:
+    if not isinstance(value, list) or not isinstance(m.value, list):
+        return False, f"expected a list like {show(m.value)}, got {show(value)}"
+    rest = list(value)
+    for want in m.value:
+        hit = next((i for i, got in enumerate(rest) if deep_equal(want, got)), None)
+        if hit is None:
+            return False, f"{show(want)} is not in {show(value)} (or too few times)"
+        del rest[hit]
+    if rest:
+        return False, f"unexpected elements {show(rest)}"
+    return True, None
+
+
+def _text(m: Matcher, value: Any) -> MatchResult:
+    if not isinstance(value, str) or not isinstance(m.value, str):
+        return False, f"expected text like {show(m.value)}, got {show(value)}"
+    ok = normalize_text(value) == normalize_text(m.value)
+    return ok, None if ok else f"{show(value)} is not {show(m.value)} (ignoring case/space)"
+
+
+def _judge(m: Matcher, value: Any, judge: Judge | None) -> MatchResult:
+    if judge is None:
+        return None, "not graded: no judge configured"
+    try:
+        verdict, reason = judge(m.criterion or "", value)
+    except Exception as exc:  # noqa: BLE001 - a judge outage leaves the field ungraded
+        return None, f"not graded: judge failed: {type(exc).__name__}: {exc}"
+    return bool(verdict), str(reason)
+
+
+def _any(matcher: Matcher, value: Any) -> MatchResult:
+    return True, None
+
+
+_MATCHERS: dict[str, Callable[[Matcher, Any], MatchResult]] = {
+    "exact": _exact,
+    "any": _any,
+    "any_of": _any_of,
+    "enum": _any_of,
+    "range": _range,
+    "tolerance": _tolerance,
+    "regex": _regex,
+    "datetime": _datetime,
+    "unordered": _unordered,
+    "text": _text,
+}
+
+
+def match(matcher: Matcher, value: Any, judge: Judge | None = None) -> MatchResult:
+    """Does `value` satisfy `matcher`? (ok, detail); ok None means not graded."""
+    if matcher.kind == "judge":
+        return _judge(matcher, value, judge)
+    return _MATCHERS[matcher.kind](matcher, value)
+
+
+def coercions(value: Any) -> list[Any]:
+    """The same value in other JSON types, losslessly: "5"->5, "2.5"->2.5, "true"->True,
+    1->"1", True->"true". Empty when there is none."""
+    if isinstance(value, bool):
+        return ["true" if value else "false"]
+    if is_number(value):
+        text = repr(value) if isinstance(value, float) else str(value)
+        return [text]
+    if not isinstance(value, str):
+        return []
+    text = value.strip()
+    if text in ("true", "false"):
+        return [text == "true"]
+    if text == value and re.fullmatch(r"-?(0|[1-9]\d*)", text) and len(text) < 400:
+        return [int(text)]
+    if text == value and re.fullmatch(r"-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?", text):
+        number = float(text)
+        return [number] if math.isfinite(number) else []
+    return []

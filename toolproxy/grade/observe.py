@@ -1,0 +1,165 @@
+"""What the model did for each case: `Observation`s built from the capture's rows.
+
+`build_observation` is pure: one `exchanges` row, its `tool_calls` and its `tools_offered`
+rows in, an `Observation` out (calls in index order, tools offered by position, model,
+finish reason, `complete` = the parse was not `partial`). `load_observations` is the thin
+part that reads those rows through `toolproxy.store`. `observe_case` pairs a case with
+its observation, or says why there is nothing to grade yet (`Ungradable`).
+
+Stable strings (`Ungradable.kind`):
+    needs_replay     the case carries its own messages and tools: a replay must produce the
+                     model's turn first (toolproxy replay)
+    no_exchange      the case points at an exchange id the capture does not hold
+    upstream_failed  the exchange got no model output: no HTTP status (connection failure,
+                     timeout before the headers), an error status, or a response cut before
+                     any text or tool call. A response cut after the model started answering
+                     is graded (`complete = False`: the checker's truncation)
+    not_parsed       the response could not be read as a model reply (unknown wire format
+                     or a parse error)
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from toolproxy.grade.model import Case, Observation, ObservedCall
+
+UngradableKind = Literal["needs_replay", "no_exchange", "upstream_failed", "not_parsed"]
+
+EXCHANGE_COLUMNS = (
+    "exchange_id, session_id, coalesce(model_returned, model_requested) AS model, "
+    "finish_reason, assistant_text, parse_status, parse_error, wire_format, status_code, "
+    "error_kind, error_message"
+)
+CALL_COLUMNS = 'exchange_id, "index", call_id, name, arguments_raw, arguments, parse_error'
+OFFERED_COLUMNS = "exchange_id, position, name, parameters"
+
+
+class Ungradable(BaseModel):
+    """Why a case cannot be graded from the capture (yet)."""
+
+    kind: UngradableKind
+    reason: str = Field(description="one line a person can act on")
+
+
+def build_observation(
+    exchange: Mapping[str, Any],
+    calls: Iterable[Mapping[str, Any]],
+    offered: Iterable[Mapping[str, Any]],
+) -> Observation:
+    """An Observation from one `exchanges` row and its `tool_calls` / `tools_offered` rows
+    (dicts keyed by column; JSON columns may be text or already decoded)."""
+    return Observation(
+        exchange_id=exchange.get("exchange_id"),
+        session_id=exchange.get("session_id"),
+        model=exchange.get("model"),
+        finish_reason=exchange.get("finish_reason"),
+        complete=exchange.get("parse_status") != "partial",
+        calls=[
+            ObservedCall(
+                index=c.get("index") or 0,
+                call_id=c.get("call_id"),
+                name=c.get("name"),
+                arguments_raw=c.get("arguments_raw") or "",
+                arguments=_loads(c.get("arguments")),
+                parse_error=c.get("parse_error"),
+            )
+            for c in sorted(calls, key=lambda c: c.get("index") or 0)
+        ],
+        offered=[
+            {"name": t.get("name"), "parameters": _loads(t.get("parameters"))}
+            for t in sorted(offered, key=lambda t: t.get("position") or 0)
+        ],
+    )
+
+
+def check_exchange(exchange: Mapping[str, Any], calls: int = 0) -> Ungradable | None:
+    """Why an exchange holds no model turn to grade, or None when it does (`calls`: how
+    many tool calls it recorded)."""
+    eid = exchange.get("exchange_id")
+    kind, status = exchange.get("error_kind"), exchange.get("status_code")
+    detail = exchange.get("error_message") or f"HTTP {status}"
+    if status is None or status >= 400:
+        return Ungradable(
+            kind="upstream_failed", reason=f"exchange {eid} got no model output ({kind}: {detail})"
+        )
+    if exchange.get("parse_status") in ("error", "unparsed"):
+        why = exchange.get("parse_error") or f"wire format {exchange.get('wire_format')}"
+        return Ungradable(kind="not_parsed", reason=f"exchange {eid} was not parsed: {why}")
+    if kind is not None and not calls and not exchange.get("assistant_text"):
+        # cut before the model said anything: a transport failure, not a missing call
+        return Ungradable(
+            kind="upstream_failed",
+            reason=f"exchange {eid} was cut before any model output ({kind}: {detail})",
+        )
+    return None
+
+
+def observe_case(
+    case: Case, observations: Mapping[str, Observation | Ungradable]
+) -> Observation | Ungradable:
+    """The observation to grade `case` against, or why there is none."""
+    if case.exchange_id is None:
+        return Ungradable(
+            kind="needs_replay",
+            reason="the case carries its own messages and tools: run a replay to grade it",
+        )
+    found = observations.get(case.exchange_id)
+    if found is None:
+        return Ungradable(
+            kind="no_exchange", reason=f"exchange {case.exchange_id} is not in the capture"
+        )
+    return found
+
+
+def load_observations(
+    capture: Path | str, exchange_ids: Iterable[str]
+) -> dict[str, Observation | Ungradable]:
+    """Observations of the given exchanges, read from a capture (ids it lacks are absent)."""
+    from toolproxy import store
+
+    ids = sorted(set(exchange_ids))
+    if not ids:
+        return {}
+    # the ids go in as one list parameter: one query per table, whatever the number of cases
+    where = "WHERE exchange_id IN (SELECT unnest(?::VARCHAR[]))"
+    exchanges = _dicts(
+        store.query(capture, f"SELECT {EXCHANGE_COLUMNS} FROM exchanges {where}", [ids])
+    )
+    calls = _dicts(store.query(capture, f"SELECT {CALL_COLUMNS} FROM tool_calls {where}", [ids]))
+    offered = _dicts(
+        store.query(capture, f"SELECT {OFFERED_COLUMNS} FROM tools_offered {where}", [ids])
+    )
+    calls_of: dict[str, list[dict[str, Any]]] = {}
+    for row in calls:
+        calls_of.setdefault(row["exchange_id"], []).append(row)
+    offered_of: dict[str, list[dict[str, Any]]] = {}
+    for row in offered:
+        offered_of.setdefault(row["exchange_id"], []).append(row)
+    result: dict[str, Observation | Ungradable] = {}
+    for ex in exchanges:
+        eid = ex["exchange_id"]
+        problem = check_exchange(ex, len(calls_of.get(eid, [])))
+        result[eid] = problem or build_observation(
+            ex, calls_of.get(eid, []), offered_of.get(eid, [])
+        )
+    return result
+
+
+def _dicts(result: tuple[list[str], list[tuple[Any, ...]]]) -> list[dict[str, Any]]:
+    names, rows = result
+    return [dict(zip(names, row, strict=True)) for row in rows]
+
+
+def _loads(value: Any) -> Any:
+    if not isinstance(value, str):
+        return value
+    try:
+        return json.loads(value)
+    except ValueError:
+        return value

@@ -1,0 +1,421 @@
+"""`toolproxy report`: metrics of graded runs as terminal tables, CSV, JSON and Markdown.
+
+Reads the `grades` table (joined to `exchanges`, `tools_offered`, `tool_calls` and
+`tool_results`) through `toolproxy.store.query` only; the numbers come from the pure
+`metrics`, `vendor` and `gate` modules. A run graded again under the same name keeps, per
+case, its latest `graded_at`. Outputs with `--out DIR`:
+
+* report.csv: one row per run x metric (`run, baseline, section, metric, value`;
+  sections `run`, `label`, `vendor`; empty value = n/a);
+* report.json: everything (`Report`);
+* report.md: the tables, then the failure-transcript gallery: per label, up to
+  GALLERY_LIMIT cases per run that earned it, each with the user's last message, the
+  expected and actual calls, the per-argument buckets and the errors.
+
+Exit code: 1 when a gate failed, 0 otherwise; 2 for usage errors (unknown run, bad
+threshold).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+from collections import defaultdict
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from toolproxy.errors import UserError
+from toolproxy.grade import gate
+from toolproxy.grade.gallery import Transcript, transcript_of
+from toolproxy.grade.labels import PRECEDENCE
+from toolproxy.grade.metrics import (
+    NONE,
+    CaseRecord,
+    RunMetrics,
+    SessionCall,
+    compute_run,
+    grade_of,
+    observed_of,
+)
+from toolproxy.grade.model import GradeRow
+from toolproxy.grade.vendor import IRF_METRICS, VendorMetrics, compare_runs
+
+GALLERY_LIMIT = 10
+RUN_ROWS = (
+    "cases", "observed", "graded", "not_graded", "passed", "pass_rate", "selection_accuracy",
+    "graded_args", "hallucination_rate", "omission_rate", "format_error_rate",
+    "extra_calls", "over_tooling", "calls_checked", "nonexistent_calls", "nonexistent_rate",
+    "retry_chains", "retries", "retries_per_case", "recovery_rate",
+)  # fmt: skip
+VENDOR_ROWS = (
+    "trigger_precision", "trigger_recall", "trigger_f1", "success_rate", "calls",
+    "schema_accuracy", "avg_tokens", "avg_ttft_ms", "tps", "irf_score",
+)  # fmt: skip
+_GRADE_COLS = list(GradeRow.model_fields)
+
+
+class Table(BaseModel):
+    """One section of the report, rendered as a terminal table and as Markdown."""
+
+    title: str
+    columns: list[str]
+    rows: list[list[Any]]
+
+
+class Report(BaseModel):
+    """Everything `toolproxy report` computed."""
+
+    runs: list[str] = Field(description="reported runs, in order")
+    baseline: str | None = Field(description="the baseline run, if any")
+    metrics: dict[str, RunMetrics] = Field(description="per-run metrics")
+    vendor: dict[str, VendorMetrics] = Field(description="vendor metrics and IRF")
+    gates: list[gate.GateResult] = Field(description="every gate evaluated")
+    gallery: dict[str, list[Transcript]] = Field(
+        default_factory=dict, description="label -> failing cases that earned it"
+    )
+
+
+# --- reading the store -----------------------------------------------------------------
+
+
+# Id lists go in as one list parameter: one query whatever the number of ids.
+IN_LIST = "IN (SELECT unnest(?::VARCHAR[]))"
+
+
+def list_runs(capture: Path) -> list[str]:
+    """Every run in the capture, oldest first."""
+    from toolproxy import store
+
+    _, rows = store.query(
+        capture, "SELECT run FROM grades GROUP BY run ORDER BY min(graded_at), run"
+    )
+    return [r[0] for r in rows]
+
+
+def select_runs(capture: Path, wanted: Sequence[str], baseline: str | None) -> list[str]:
+    """The runs to report: `wanted` (else all), plus the baseline; unknown ones are errors."""
+    known = list_runs(capture)
+    if not known:
+        raise UserError(f"no graded runs in {capture}; run `toolproxy grade` first")
+    names = list(dict.fromkeys([*wanted, *([baseline] if baseline else [])])) if wanted else known
+    missing = [n for n in names if n not in known]
+    if missing:
+        raise UserError(f"unknown run(s) {', '.join(missing)}; runs: {', '.join(known)}")
+    return names
+
+
+def load_cases(capture: Path, runs: Sequence[str]) -> dict[str, list[CaseRecord]]:
+    """Each run's cases with their exchange's usage, timing and offered tool names."""
+    from toolproxy import store
+
+    cols = ", ".join(f"g.{c}" for c in _GRADE_COLS)
+    _, rows = store.query(
+        capture,
+        f"SELECT {cols}, e.exchange_id IS NOT NULL, e.input_tokens, e.output_tokens, "
+        "e.ttfb_ms, e.decode_tps, e.finish_reason, coalesce(g.session_id, e.session_id), "
+        "o.names FROM grades g LEFT JOIN exchanges e USING (exchange_id) "
+        "LEFT JOIN (SELECT exchange_id, list(name ORDER BY position) AS names "
+        "FROM tools_offered GROUP BY exchange_id) o USING (exchange_id) "
+        f"WHERE g.run {IN_LIST} "
+        "QUALIFY row_number() OVER (PARTITION BY g.run, g.case_id ORDER BY g.graded_at DESC) = 1 "
+        "ORDER BY g.case_id",
+        [list(runs)],
+    )
+    out: dict[str, list[CaseRecord]] = {r: [] for r in runs}
+    n = len(_GRADE_COLS)
+    for row in rows:
+        # a wrongly typed value reads as NULL: such a field takes its default, and a
+        # NULL `passed` is never counted as passed
+        fields = {k: v for k, v in zip(_GRADE_COLS, row[:n], strict=True) if v is not None}
+        if "case_id" not in fields:  # an unreadable row (hand-edited segment line)
+            continue
+        fields |= {"passed": bool(fields.get("passed")), "graded_at": fields.get("graded_at", "")}
+        recorded, tin, tout, ttfb, tps, finish, session, names = row[n:]
+        stored = GradeRow.model_validate(fields | {"session_id": session})
+        grade = grade_of(stored)
+        out[fields["run"]].append(
+            CaseRecord(
+                run=fields["run"],
+                grade=grade,
+                source=stored.source,
+                observed=observed_of(stored),
+                offered=(list(names or []) if recorded else None),
+                input_tokens=tin,
+                output_tokens=tout,
+                ttfb_ms=ttfb,
+                decode_tps=tps,
+                finish_reason=finish,
+            )
+        )
+    return out
+
+
+def load_sessions(capture: Path, session_ids: Sequence[str]) -> dict[str, list[SessionCall]]:
+    """Each session's tool calls in order, with the first result recorded for each."""
+    from toolproxy import store
+
+    if not session_ids:
+        return {}
+    _, rows = store.query(
+        capture,
+        "SELECT c.session_id, c.exchange_id, c.name, c.call_id, c.parse_error, r.content, "
+        "r.is_error FROM tool_calls c LEFT JOIN (SELECT session_id, call_id, "
+        "first(content ORDER BY started_at) AS content, "
+        "first(is_error ORDER BY started_at) AS is_error "
+        "FROM tool_results GROUP BY ALL) r "
+        "ON r.session_id = c.session_id AND r.call_id = c.call_id "
+        f"WHERE c.session_id {IN_LIST} "
+        "ORDER BY c.session_id, c.started_at, c.exchange_id, c.index",
+        [list(session_ids)],
+    )
+    out: dict[str, list[SessionCall]] = defaultdict(list)
+    for sid, xid, name, call_id, perr, content, is_error in rows:
+        out[sid].append(
+            SessionCall(
+                session_id=sid,
+                exchange_id=xid,
+                name=name,
+                call_id=call_id,
+                parse_error=perr,
+                result=content,
+                result_is_error=is_error,
+            )
+        )
+    return dict(out)
+
+
+def load_gallery(
+    capture: Path, cases: dict[str, list[CaseRecord]], limit: int = GALLERY_LIMIT
+) -> dict[str, list[Transcript]]:
+    """Per label, up to `limit` failing cases per run with their transcripts."""
+    from toolproxy import store
+
+    picked: list[CaseRecord] = []
+    for records in cases.values():
+        seen: dict[str, int] = defaultdict(int)
+        for c in records:
+            if c.grade.label and seen[c.grade.label] < limit:
+                seen[c.grade.label] += 1
+                picked.append(c)
+    ids = sorted({c.grade.exchange_id for c in picked if c.grade.exchange_id})
+    messages: dict[str, tuple[Any, Any]] = {}
+    calls: dict[str, list[tuple[Any, ...]]] = defaultdict(list)
+    if ids:
+        _, rows = store.query(
+            capture,
+            "SELECT exchange_id, messages, assistant_text FROM exchanges "
+            f"WHERE exchange_id {IN_LIST}",
+            [ids],
+        )
+        messages = {x: (json.loads(m) if m else None, text) for x, m, text in rows}
+        _, rows = store.query(
+            capture,
+            "SELECT exchange_id, call_id, name, arguments_raw FROM tool_calls "
+            f"WHERE exchange_id {IN_LIST} ORDER BY exchange_id, index",
+            [ids],
+        )
+        for x, *rest in rows:
+            calls[x].append(tuple(rest))
+    out: dict[str, list[Transcript]] = {}
+    for label in PRECEDENCE:
+        mine = [c for c in picked if c.grade.label == label]
+        if mine:
+            out[label] = [
+                transcript_of(
+                    c.run,
+                    c.grade,
+                    *messages.get(c.grade.exchange_id or "", (None, None)),
+                    calls.get(c.grade.exchange_id or "", []),
+                )
+                for c in mine
+            ]
+    return out
+
+
+# --- computing --------------------------------------------------------------------------
+
+
+def build_report(
+    cases: dict[str, list[CaseRecord]],
+    sessions: dict[str, list[SessionCall]],
+    baseline: str | None = None,
+    thresholds: Sequence[gate.Threshold] = (),
+    fail_on_regression: bool = False,
+) -> Report:
+    """Per-run and vendor metrics plus the gates, for runs in `cases`' order."""
+    per_run: dict[str, RunMetrics] = {}
+    for run, records in cases.items():
+        ids = {c.grade.session_id for c in records if c.grade.session_id}
+        per_run[run] = compute_run(run, records, [sessions[s] for s in ids if s in sessions])
+    vendor = {v.run: v for v in compare_runs(cases, baseline)}
+    values = {run: per_run[run].values() | vendor[run].values() for run in cases}
+    return Report(
+        runs=list(cases),
+        baseline=baseline,
+        metrics=per_run,
+        vendor=vendor,
+        gates=gate.evaluate(values, thresholds, baseline, fail_on_regression),
+    )
+
+
+# --- rendering --------------------------------------------------------------------------
+
+
+def _v(value: Any) -> Any:
+    return "n/a" if value is None else value
+
+
+def _heads(report: Report) -> list[str]:
+    return [f"{r}*" if r == report.baseline else r for r in report.runs]
+
+
+def build_tables(report: Report) -> list[Table]:
+    """The report's sections as tables (runs as columns; the baseline marked `*`)."""
+    from toolproxy.table import cell
+
+    heads, runs = _heads(report), report.runs
+    m, v = report.metrics, report.vendor
+    tables = [
+        Table(
+            title="Per-run metrics",
+            columns=["metric", *heads],
+            rows=[[k, *(_v(getattr(m[r], k)) for r in runs)] for k in RUN_ROWS],
+        ),
+        Table(
+            title="Failing cases per label",
+            columns=["label", *heads],
+            rows=[[k, *(m[r].label_counts[k] for r in runs)] for k in PRECEDENCE],
+        ),
+    ]
+    vendor_rows = []
+    for k in VENDOR_ROWS:
+        cells = []
+        for r in runs:
+            val, rank = getattr(v[r], k), v[r].ranks.get(k)
+            shown = "n/a" if val is None else cell(val)
+            cells.append(f"{shown} (#{rank})" if k in IRF_METRICS and rank else shown)
+        vendor_rows.append([k, *cells])
+    against = f"trigger against {report.baseline}" if report.baseline else "no baseline"
+    tables.append(
+        Table(title=f"Vendor metrics ({against})", columns=["metric", *heads], rows=vendor_rows)
+    )
+    for r in runs:
+        conf = m[r].confusion
+        expected = [*sorted(set(conf) - {NONE}), NONE]
+        called = [*sorted({t for row in conf.values() for t in row} - {NONE}), NONE]
+        tables.append(
+            Table(
+                title=f"Confusion matrix: {r} (rows expected, columns called)",
+                columns=["expected \\ called", *called],
+                rows=[[e, *(conf.get(e, {}).get(c, 0) for c in called)] for e in expected],
+            )
+        )
+    over = [[r, case, n] for r in runs for case, n in m[r].over_tooled_cases.items()]
+    if over:
+        tables.append(Table(title="Over-tooling", columns=["run", "case", "extra"], rows=over))
+    ghost = [[r, t, n] for r in runs for t, n in m[r].nonexistent_tools.items()]
+    if ghost:
+        tables.append(
+            Table(title="Calls to tools not offered", columns=["run", "tool", "calls"], rows=ghost)
+        )
+    if report.gates:
+        rows = [[g.run, g.name, g.status, g.message] for g in report.gates]
+        tables.append(Table(title="Gates", columns=["run", "gate", "result", "why"], rows=rows))
+    return tables
+
+
+def render_terminal(tables: Sequence[Table], report: Report) -> str:
+    """All tables as plain text."""
+    from toolproxy.table import format_table
+
+    parts = [f"{t.title}\n{format_table(t.columns, t.rows, width=100)}" for t in tables]
+    if report.baseline:
+        parts.append(f"* baseline: {report.baseline}")
+    return "\n\n".join(parts)
+
+
+def _md_cell(value: Any) -> str:
+    from toolproxy.table import cell
+
+    return cell(value, width=200).replace("|", "\\|")
+
+
+def md_table(table: Table) -> str:
+    """One table as GitHub Markdown."""
+    lines = [
+        "| " + " | ".join(_md_cell(c) for c in table.columns) + " |",
+        "|" + "---|" * len(table.columns),
+    ]
+    lines += ["| " + " | ".join(_md_cell(c) for c in row) + " |" for row in table.rows]
+    return "\n".join(lines)
+
+
+def render_markdown(tables: Sequence[Table], report: Report) -> str:
+    """report.md: the tables, then the failure-transcript gallery."""
+    from toolproxy.grade.gallery import render_gallery
+
+    parts = ["# toolproxy report", f"Runs: {', '.join(_heads(report))}"]
+    if report.baseline:
+        parts.append(f"`*` baseline: {report.baseline}")
+    parts += [f"## {t.title}\n\n{md_table(t)}" for t in tables]
+    parts.append(render_gallery(report.gallery))
+    return "\n\n".join(parts) + "\n"
+
+
+def csv_text(report: Report) -> str:
+    """report.csv: one row per run x metric."""
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(["run", "baseline", "section", "metric", "value"])
+    for r in report.runs:
+        base = str(r == report.baseline).lower()
+        m, v = report.metrics[r], report.vendor[r]
+        w.writerows([r, base, "run", k, _csv(getattr(m, k))] for k in RUN_ROWS)
+        w.writerows([r, base, "label", k, n] for k, n in m.label_counts.items())
+        w.writerows([r, base, "vendor", k, _csv(getattr(v, k))] for k in VENDOR_ROWS)
+    return buf.getvalue()
+
+
+def _csv(value: Any) -> Any:
+    return "" if value is None else value
+
+
+def write_outputs(out: Path, report: Report, tables: Sequence[Table]) -> None:
+    """report.csv, report.json and report.md under `out`."""
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "report.csv").write_text(csv_text(report), encoding="utf-8")
+    data = json.dumps(report.model_dump(mode="json"), indent=2, ensure_ascii=False)
+    (out / "report.json").write_text(data + "\n", encoding="utf-8")
+    (out / "report.md").write_text(render_markdown(tables, report), encoding="utf-8")
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    """`toolproxy report`: tables, files, gates; 1 when a gate failed."""
+    thresholds = [gate.parse_threshold(t) for t in args.threshold]
+    if args.fail_on_regression and not args.baseline:
+        raise gate.GateError("--fail-on-regression needs --baseline RUN")
+    runs = select_runs(args.capture, args.run, args.baseline)
+    cases = load_cases(args.capture, runs)
+    sids = sorted({c.grade.session_id for rs in cases.values() for c in rs if c.grade.session_id})
+    report = build_report(
+        cases, load_sessions(args.capture, sids), args.baseline, thresholds,
+        args.fail_on_regression,
+    )  # fmt: skip
+    if args.out or args.json:
+        report.gallery = load_gallery(args.capture, cases)
+    tables = build_tables(report)
+    if args.json:
+        print(json.dumps(report.model_dump(mode="json"), indent=2, ensure_ascii=False))
+    else:
+        print(render_terminal(tables, report))
+    if args.out:
+        write_outputs(args.out, report, tables)
+    if args.junit:
+        args.junit.parent.mkdir(parents=True, exist_ok=True)
+        args.junit.write_text(gate.junit_xml(report.runs, report.gates) + "\n", encoding="utf-8")
+    return gate.exit_code(report.gates)

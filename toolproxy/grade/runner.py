@@ -1,0 +1,191 @@
+"""`toolproxy grade`: grade expectation cases against the capture, stored as a named run.
+
+Cases come from `expectations.load_cases`, what the model did from `observe`, the real
+tool schemas from `mcp_tools_latest`, and each case is graded by `checker.make_grader`.
+One `GradeRow` per case goes into the `grades` table, all in one segment file, so a run
+is in the store whole or not at all. A run name that already has rows is refused.
+
+A case is not graded (`not_graded`, never passed) when there is nothing to grade yet (see
+`observe.Ungradable`) or a judge field could not be judged: no judge configured, or the
+judge endpoint failed (`reason` says which; the judge is then left out for that case).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import secrets
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from toolproxy import store
+from toolproxy.errors import UserError
+from toolproxy.grade.checker import make_grader
+from toolproxy.grade.expectations import load_cases
+from toolproxy.grade.judge import Judge, JudgeError, make_judge
+from toolproxy.grade.labels import PRECEDENCE
+from toolproxy.grade.model import Case, CaseGrade, GradeRow, Observation
+from toolproxy.grade.observe import Ungradable, load_observations, observe_case
+from toolproxy.segments import SegmentWriter
+from toolproxy.table import format_table
+
+Grader = Callable[[Case, Observation], CaseGrade]
+
+
+@dataclass
+class Grading:
+    """Grades cases into rows of one run; notices when the judge fails on a case."""
+
+    run: str
+    graded_at: str
+    judge: Judge | None
+    server_tools: Sequence[tuple[str, str, Any]] = ()
+    failures: list[str] = field(default_factory=list)  # judge errors of the current case
+
+    def __post_init__(self) -> None:
+        watched = self._watch(self.judge) if self.judge is not None else None
+        self.grader: Grader = make_grader(watched, self.server_tools)
+        # grades without a judge, for a case whose judge error escaped the grader
+        self.fallback: Grader = make_grader(None, self.server_tools)
+
+    def _watch(self, judge: Judge) -> Judge:
+        def watched(criterion: str, value: Any) -> tuple[bool, str]:
+            try:
+                return judge(criterion, value)
+            except JudgeError as exc:
+                self.failures.append(str(exc))
+                raise
+
+        return watched
+
+    def grade(self, case: Case, observed: Observation | Ungradable) -> GradeRow:
+        """One case's row (never passed when something could not be graded)."""
+        base = {"run": self.run, "graded_at": self.graded_at, "case_id": case.id}
+        expected = [c.tool for c in case.calls]
+        if isinstance(observed, Ungradable):
+            return GradeRow(
+                **base,
+                exchange_id=case.exchange_id,
+                passed=False,
+                not_graded=True,
+                reason=f"{observed.kind}: {observed.reason}",
+                calls=[],
+                expected_tools=expected,
+                called_tools=[],
+            )
+        self.failures.clear()
+        try:
+            grade = self.grader(case, observed)
+        except JudgeError:
+            grade = self.fallback(case, observed)
+        reason = None
+        if self.failures:
+            reason = f"judge_failed: {self.failures[0]}"
+            for arg in (a for c in grade.calls for a in c.args if a.bucket == "not_graded"):
+                arg.judge_reason = arg.judge_reason or self.failures[0]
+        elif grade.not_graded:
+            reason = "no_judge: a judge field needs --judge-url and --judge-model"
+        not_graded = grade.not_graded or bool(self.failures)
+        return GradeRow(
+            **base,
+            exchange_id=grade.exchange_id or observed.exchange_id,
+            session_id=grade.session_id or observed.session_id,
+            model=grade.model or observed.model,
+            passed=grade.passed and not not_graded,
+            label=grade.label,
+            not_graded=not_graded,
+            reason=reason,
+            calls=[c.model_dump(mode="json") for c in grade.calls],
+            expected_tools=grade.expected_tools or expected,
+            called_tools=grade.called_tools,
+        )
+
+
+def summarize(rows: Sequence[GradeRow]) -> dict[str, Any]:
+    """Counts of a run: cases = passed + failed + not graded. Failed: the case has a label
+    (by label, in precedence order); not graded: no label, and something could not be graded
+    (a case with a label failed, whether or not a judge field was graded)."""
+    labels = Counter(r.label for r in rows if r.label is not None)
+    return {
+        "cases": len(rows),
+        "passed": sum(r.passed for r in rows),
+        "failed": sum(r.label is not None for r in rows),
+        "not_graded": sum(not r.passed and r.label is None for r in rows),
+        "by_label": {label: labels[label] for label in PRECEDENCE if labels[label]},
+    }
+
+
+def load_server_tools(capture: Path | str) -> list[tuple[str, str, Any]]:
+    """(server, tool, input_schema) of each MCP server's latest pull, for resolve_schema."""
+    _, rows = store.query(
+        capture, "SELECT DISTINCT server, name, input_schema FROM mcp_tools_latest ORDER BY 1, 2"
+    )
+    return [(s, n, json.loads(x) if isinstance(x, str) else x) for s, n, x in rows]
+
+
+def check_run_free(capture: Path | str, run: str) -> None:
+    """Raise UserError when `run` already has grades in the capture."""
+    _, rows = store.query(capture, "SELECT count(*) FROM grades WHERE run = ?", [run])
+    if rows and rows[0][0]:
+        raise UserError(
+            f"run {run!r} already has {rows[0][0]} grades in {capture}; "
+            "grade into a new --run name (runs are never overwritten)"
+        )
+
+
+def build_judge(args: argparse.Namespace) -> Judge | None:
+    """The judge the options ask for, or None when none is configured."""
+    url, model = getattr(args, "judge_url", None), getattr(args, "judge_model", None)
+    if bool(url) != bool(model):
+        raise UserError("--judge-url and --judge-model go together (the judge's model is pinned)")
+    if not url or not model:
+        return None
+    return make_judge(url, model, args.judge_key_env, args.capture)
+
+
+def grade_run(
+    capture: Path | str, cases: Sequence[Case], run: str, judge: Judge | None
+) -> list[GradeRow]:
+    """Grade `cases` against `capture` and store them as run `run`; returns the rows."""
+    check_run_free(capture, run)
+    ids = [c.exchange_id for c in cases if c.exchange_id]
+    observations = load_observations(capture, ids)
+    grading = Grading(run, datetime.now(UTC).isoformat(), judge, load_server_tools(capture))
+    rows = [grading.grade(case, observe_case(case, observations)) for case in cases]
+    if rows:
+        writer = SegmentWriter(capture, f"grade-{_stamp()}-{secrets.token_hex(3)}")
+        writer.write({"grades": [r.model_dump(mode="json") for r in rows]})
+    return rows
+
+
+def cmd_grade(args: argparse.Namespace) -> int:
+    """`toolproxy grade CASES... --run NAME`: grade, store, print a summary (or --json)."""
+    cases = load_cases(args.cases)
+    judge = build_judge(args)
+    rows = grade_run(args.capture, cases, args.run, judge)
+    summary = summarize(rows)
+    if args.json:
+        out = {"run": args.run, "summary": summary, "grades": [r.model_dump() for r in rows]}
+        print(json.dumps(out, indent=2, ensure_ascii=False))
+        return 0
+    print(f"run {args.run}: {summary['cases']} cases graded into {args.capture}\n")
+    table = [
+        ["passed", "", summary["passed"]],
+        ["failed", "(all)", summary["failed"]],
+        *[["failed", label, n] for label, n in summary["by_label"].items()],
+        ["not graded", "", summary["not_graded"]],
+    ]
+    print(format_table(["outcome", "label", "cases"], table))
+    ungraded = [[r.case_id, r.reason] for r in rows if r.not_graded]
+    if ungraded:
+        print("\nnot graded:")
+        print(format_table(["case", "reason"], ungraded, width=100))
+    return 0
+
+
+def _stamp() -> str:
+    return f"{datetime.now(UTC):%Y%m%dT%H%M%S}"

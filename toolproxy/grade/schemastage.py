@@ -1,0 +1,123 @@
+"""The schema stage's labels: which label and bucket each jsonschema error earns.
+
+    required                                   missing_required  bucket missing
+    type, value converts losslessly            type_coercion     bucket malformed
+    type, otherwise                            schema_violation  bucket malformed
+    additionalProperties/unevaluatedProperties hallucinated_param bucket hallucinated (per name)
+    enum, const, minimum/maximum, multipleOf   schema_violation  bucket hallucinated
+    anyOf/oneOf                                type_coercion if some alternative fails only
+                                               by a convertible type; the alternatives' label
+                                               when all agree; else schema_violation
+    anything else (format, pattern, lengths)   schema_violation  bucket malformed
+
+Arguments are named by their path (`filters.since`); the whole arguments object is
+`(arguments)`. Pure; nothing here raises on any schema or value.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+from toolproxy.grade.labels import PRECEDENCE, Bucket, Label
+from toolproxy.grade.matchers import coercions, is_number
+from toolproxy.grade.model import ArgGrade
+
+Flagged = dict[str, tuple[Label, ArgGrade]]
+MAX_SCHEMA_ERRORS = 50
+MAX_MESSAGE = 300
+WRONG_VALUE_KEYWORDS = frozenset(
+    {"enum", "const", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"}
+)
+_RANK = {label: i for i, label in enumerate(PRECEDENCE)}
+
+
+def check_schema(
+    validator: Any,
+    args: dict[str, Any],
+    flagged: dict[str, tuple[Label, ArgGrade]],
+    notes: list[str],
+) -> list[Label]:
+    try:
+        errors = []
+        for error in validator.iter_errors(args):
+            errors.append(error)
+            if len(errors) >= MAX_SCHEMA_ERRORS:
+                break
+    except Exception as exc:  # noqa: BLE001 - e.g. an unresolvable $ref shows only here
+        notes.append(f"schema not checked: {type(exc).__name__}: {exc}")
+        return []
+    labels = []
+    for error in errors:
+        label, hits = _label_error(error)
+        labels.append(label)
+        notes.append(f"{error.json_path}: {error.message[:MAX_MESSAGE]}")
+        for name, bucket in hits:
+            if name not in flagged or _RANK[label] < _RANK[flagged[name][0]]:
+                detail = f"{error.validator}: {error.message[:MAX_MESSAGE]}"
+                flagged[name] = (label, ArgGrade(name=name, bucket=bucket, detail=detail))
+    return labels
+
+
+def _path(parts: Any) -> str:
+    return ".".join(str(p) for p in parts) or "(arguments)"
+
+
+def _label_error(error: Any) -> tuple[Label, list[tuple[str, Bucket]]]:
+    """A schema error's label and the (argument path, bucket) pairs it flags."""
+    keyword, where = error.validator, list(error.absolute_path)
+    instance, value = error.instance, error.validator_value
+    if keyword == "required" and isinstance(instance, dict) and isinstance(value, list):
+        missing = [r for r in value if isinstance(r, str) and r not in instance]
+        return "missing_required", [(_path([*where, r]), "missing") for r in missing]
+    if keyword == "type":
+        types = value if isinstance(value, list) else [value]
+        fits = any(_is_type(c, t) for c in coercions(instance) for t in types)
+        return ("type_coercion" if fits else "schema_violation"), [(_path(where), "malformed")]
+    if keyword in ("additionalProperties", "unevaluatedProperties") and isinstance(instance, dict):
+        extras = _extras(error, instance) or [""]
+        return "hallucinated_param", [
+            (_path([*where, x] if x else where), "hallucinated") for x in extras
+        ]
+    if keyword in ("anyOf", "oneOf") and error.context:
+        alternatives: dict[Any, list[tuple[Label, list[tuple[str, Bucket]]]]] = {}
+        for sub in error.context:
+            alternatives.setdefault(sub.relative_schema_path[0], []).append(_label_error(sub))
+        best = [min(found, key=lambda f: _RANK[f[0]]) for found in alternatives.values()]
+        if any(label == "type_coercion" for label, _ in best):
+            return "type_coercion", [(_path(where), "malformed")]
+        if len({label for label, _ in best}) == 1:
+            return best[0]
+    bucket: Bucket = "hallucinated" if keyword in WRONG_VALUE_KEYWORDS else "malformed"
+    return "schema_violation", [(_path(where), bucket)]
+
+
+def _extras(error: Any, instance: dict[str, Any]) -> list[str]:
+    schema = error.schema if isinstance(error.schema, dict) else {}
+    if error.validator == "additionalProperties":
+        props = schema.get("properties")
+        props = props if isinstance(props, dict) else {}
+        patterns = schema.get("patternProperties")
+        patterns = list(patterns) if isinstance(patterns, dict) else []
+        return [k for k in instance if k not in props and not any(_search(p, k) for p in patterns)]
+    # unevaluatedProperties: jsonschema names them in its message, quoted
+    return [k for k in instance if repr(k) in error.message]
+
+
+def _search(pattern: str, text: str) -> bool:
+    try:
+        return re.search(pattern, text) is not None
+    except re.error:
+        return False
+
+
+def _is_type(value: Any, json_type_name: Any) -> bool:
+    checks: dict[str, Callable[[Any], bool]] = {
+        "integer": lambda v: is_number(v) and float(v).is_integer(),
+        "number": is_number,
+        "string": lambda v: isinstance(v, str),
+        "boolean": lambda v: isinstance(v, bool),
+    }
+    check = checks.get(json_type_name) if isinstance(json_type_name, str) else None
+    return check is not None and check(value)
