@@ -220,7 +220,7 @@ def cmd_label(args: argparse.Namespace) -> int:
     header = (
         f"toolproxy label: {source}.\n"
         "Each case accepts the recorded calls exactly as made: edit the matchers.\n"
-        "Format: README 'Expectation files' (toolproxy/grade/expectations.py)."
+        "Format: README 'Expectations' (toolproxy/grade/expectations.py)."
     )
     written, skipped = write_cases(cases, out, args.append, header)
     also = f" ({skipped} skipped: id already in the file)" if skipped else ""
@@ -228,6 +228,6 @@ def cmd_label(args: argparse.Namespace) -> int:
     if written:
         print(
             f"next: review and edit them (plain values match exactly; see README "
-            f"'Expectation files'), then: toolproxy grade {out} --run NAME"
+            f"'Expectations'), then: toolproxy grade {out} --run NAME"
         )
     return 0
