@@ -15,7 +15,8 @@ from toolproxy.table import format_table
 DEFAULT_CAPTURE = Path("captures/default")
 
 
-def _capture_arg(p: argparse.ArgumentParser) -> None:
+def add_capture_arg(p: argparse.ArgumentParser) -> None:
+    """The `--capture/-c` option every command that reads a capture takes."""
     p.add_argument(
         "--capture",
         "-c",
@@ -202,7 +203,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = add("record", cmd_record)
     p.add_argument("--upstream", "-u", help="reverse-proxy to this base URL (else explicit proxy)")
-    _capture_arg(p)
+    add_capture_arg(p)
     p.add_argument("--host", default="127.0.0.1", help="listen address (default loopback only)")
     p.add_argument("--port", "-p", type=int, default=8080, help="listen port (default 8080)")
     p.add_argument(
@@ -224,30 +225,30 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     p = add("status", cmd_status)
-    _capture_arg(p)
+    add_capture_arg(p)
     p.add_argument("--json", action="store_true", help="print JSON")
 
     p = add("sessions", cmd_sessions)
-    _capture_arg(p)
+    add_capture_arg(p)
     p.add_argument("--limit", "-n", type=int, default=50, help="how many (default 50)")
     p.add_argument("--json", action="store_true", help="print JSON lines")
 
     p = add("show", cmd_show)
     p.add_argument("id", help="session id or exchange id")
-    _capture_arg(p)
+    add_capture_arg(p)
     p.add_argument("--json", action="store_true", help="print JSON lines")
 
     p = add("sql", cmd_sql)
     p.add_argument("query", help="SQL over the views (exchanges, tool_calls, sessions, ...)")
-    _capture_arg(p)
+    add_capture_arg(p)
     p.add_argument("--json", action="store_true", help="print JSON lines")
 
     p = add("compact", cmd_compact)
-    _capture_arg(p)
+    add_capture_arg(p)
 
     p = add("export", cmd_export)
     p.add_argument("table", help="table or view to export, e.g. exchanges or tool_calls")
-    _capture_arg(p)
+    add_capture_arg(p)
     p.add_argument("--out", "-o", default="-", help="output file (default stdout)")
 
     p = add("upstream", cmd_upstream)

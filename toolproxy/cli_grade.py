@@ -5,8 +5,6 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-DEFAULT_CAPTURE = Path("captures/default")
-
 
 def cmd_label(args: argparse.Namespace) -> int:
     """Turn recorded calls into expectation cases (accept as they are, then edit)."""
@@ -29,22 +27,12 @@ def cmd_report(args: argparse.Namespace) -> int:
     return run(args)
 
 
-def _capture(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--capture",
-        "-c",
-        type=Path,
-        default=DEFAULT_CAPTURE,
-        help=f"capture directory (default: {DEFAULT_CAPTURE})",
-    )
-
-
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Add `label`, `grade` and `report` to the top-level parser."""
-    from toolproxy.cli import add_command
+    from toolproxy.cli import add_capture_arg, add_command
 
     p = add_command(sub, "label", cmd_label)
-    _capture(p)
+    add_capture_arg(p)
     p.add_argument("--session", action="append", default=[], help="only these sessions")
     p.add_argument("--tool", action="append", default=[], help="only calls to these tools")
     p.add_argument("--model", action="append", default=[], help="only these models")
@@ -70,7 +58,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
     p = add_command(sub, "grade", cmd_grade)
     p.add_argument("cases", type=Path, nargs="+", help="expectation files (.yaml/.yml/.jsonl)")
-    _capture(p)
+    add_capture_arg(p)
     p.add_argument("--run", "-r", required=True, help="name of this grading run")
     p.add_argument("--judge-url", help="OpenAI-compatible base URL of the LLM judge")
     p.add_argument("--judge-model", help="the judge's pinned model name")
@@ -82,7 +70,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--json", action="store_true", help="print the run's grades as JSON")
 
     p = add_command(sub, "report", cmd_report)
-    _capture(p)
+    add_capture_arg(p)
     p.add_argument(
         "--run",
         "-r",

@@ -6,7 +6,6 @@ import argparse
 from collections.abc import Callable
 from pathlib import Path
 
-DEFAULT_CAPTURE = Path("captures/default")
 DEFAULT_SCHEMAS = Path("schemas/mcp")
 
 
@@ -47,17 +46,11 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     )
     mcp_sub = mcp.add_subparsers(dest="mcp_command", required=True, metavar="MCP_COMMAND")
 
-    from toolproxy.cli import add_command
+    from toolproxy.cli import add_capture_arg, add_command
 
     def add(name: str, func: Callable[[argparse.Namespace], int]) -> argparse.ArgumentParser:
         p = add_command(mcp_sub, name, func)
-        p.add_argument(
-            "--capture",
-            "-c",
-            type=Path,
-            default=DEFAULT_CAPTURE,
-            help=f"capture directory (default: {DEFAULT_CAPTURE})",
-        )
+        add_capture_arg(p)
         p.add_argument("--json", action="store_true", help="print JSON instead of tables")
         return p
 

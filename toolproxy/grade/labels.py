@@ -19,7 +19,7 @@ text is a prefix of valid JSON, so the label is `truncation`, not `malformed_jso
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, get_args
 
 Label = Literal[
     "no_call",
@@ -57,19 +57,8 @@ DEFINITIONS: dict[str, str] = {
     "wrong type that is not a coercion.",
 }
 
-PRECEDENCE: tuple[Label, ...] = (
-    "no_call",
-    "spurious_call",
-    "wrong_tool",
-    "parallel_collapse",
-    "truncation",
-    "escaping_error",
-    "malformed_json",
-    "missing_required",
-    "type_coercion",
-    "hallucinated_param",
-    "schema_violation",
-)
+# The Literal above is written in precedence order; this is that order as data.
+PRECEDENCE: tuple[Label, ...] = get_args(Label)
 
 Stage = Literal["selection", "parse", "schema", "semantic"]
 

@@ -32,6 +32,8 @@ from toolproxy.wire.body import decode_body
 from toolproxy.wire.common import (
     Codec,
     decode_stream,
+    http_error,
+    is_event_stream,
     load_json,
     parse_arguments,
     reply_turn,
@@ -53,7 +55,6 @@ _CODECS: dict[WireFormat, Codec] = {
     "anthropic_messages": anthropic.CODEC,
 }
 # What an event-stream body can start with; a JSON body never does.
-_SSE_STARTS = (b"data:", b"event:", b":")
 
 
 def detect_format(
@@ -215,7 +216,7 @@ def _parse_response(
     if status is None and not body:
         return None, None, ["none received"]
     failed = status is not None and status >= 400
-    if _is_event_stream(content_type, body):
+    if is_event_stream(content_type, body):
         events, ended = iter_sse_events(body)
         stream = decode_stream(events, ended)
         response, notes = codec.parse_stream(stream)
@@ -227,26 +228,15 @@ def _parse_response(
             problem = f"expected a JSON object, got {type(value).__name__}"
         if problem is not None:
             if failed:
-                return ParsedResponse(error=_http_error(status, body)), None, []
+                return ParsedResponse(error=http_error(status, body)), None, []
             if not complete:
                 return None, None, [f"body cut short ({problem})"]
             return None, problem, []
         response, notes = codec.parse_response(value), []
     if failed and response.error is None:
-        response.error = _http_error(status, body)
+        response.error = http_error(status, body)
         response.reply = reply_turn(response)
     if not complete:
         response.complete = False
         notes.append("connection closed before the body ended")
     return response, None, notes
-
-
-def _is_event_stream(content_type: str | None, body: bytes) -> bool:
-    if content_type and "text/event-stream" in content_type.lower():
-        return True
-    return body.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(_SSE_STARTS)
-
-
-def _http_error(status: Any, body: bytes) -> str:
-    text = body.decode("utf-8", errors="replace").strip()
-    return f"HTTP {status}: {text[:500]}" if text else f"HTTP {status} with an empty body"

@@ -298,3 +298,20 @@ def decode_stream(events: list[SseEvent], ended: bool) -> DecodedStream:
     if bad:
         stream.notes.append(f"{len(bad)} unparseable SSE event(s), first {bad[0]}")
     return stream
+
+
+# A body is an SSE stream when its content type says so, or when it starts like one.
+SSE_STARTS = (b"data:", b"event:", b":", b"id:")
+
+
+def is_event_stream(content_type: str | None, body: bytes) -> bool:
+    """Whether a response body is Server-Sent Events (by content type, else by its start)."""
+    if content_type and "text/event-stream" in content_type.lower():
+        return True
+    return body.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(SSE_STARTS)
+
+
+def http_error(status: Any, body: bytes) -> str:
+    """A one-line error for an HTTP error response whose body is not a known error shape."""
+    text = body.decode("utf-8", errors="replace").strip()
+    return f"HTTP {status}: {text[:500]}" if text else f"HTTP {status} with an empty body"

@@ -35,12 +35,11 @@ from collections.abc import Mapping
 from typing import Any, Literal
 
 from toolproxy.records import McpMessage, ParseStatus, WireResult, canonical_json
-from toolproxy.wire.common import as_dict, as_int, as_str, load_json
+from toolproxy.wire.common import as_dict, as_int, as_str, http_error, is_event_stream, load_json
 from toolproxy.wire.sse import iter_sse_events
 
 SESSION_HEADER = "mcp-session-id"
 VERSION_HEADER = "mcp-protocol-version"
-_SSE_STARTS = (b"data:", b"event:", b":", b"id:")
 
 
 def is_message(value: Any) -> bool:
@@ -126,7 +125,7 @@ def parse_mcp(
         else:
             rows.append(_row(message, "server", session))
     if pending and status is not None and status >= 400:
-        text = _http_error(status, response_body)
+        text = http_error(status, response_body)
         for row in pending.values():
             row.error_message = text
     elif pending and status is not None and not unreadable:
@@ -228,7 +227,7 @@ def _server_messages(
         return [], None
     failed = status is not None and status >= 400
     values: list[Any] = []
-    if _is_event_stream(content_type, body):
+    if is_event_stream(content_type, body):
         events, ended = iter_sse_events(body)
         bad: list[str] = []
         for position, event in enumerate(events):
@@ -269,14 +268,3 @@ def _server_messages(
     if skipped and not failed:
         notes.append(f"response: {skipped} message(s) not JSON-RPC 2.0")
     return messages, None
-
-
-def _is_event_stream(content_type: str | None, body: bytes) -> bool:
-    if content_type and "text/event-stream" in content_type.lower():
-        return True
-    return body.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(_SSE_STARTS)
-
-
-def _http_error(status: int, body: bytes) -> str:
-    text = body.decode("utf-8", errors="replace").strip()
-    return f"HTTP {status}: {text[:500]}" if text else f"HTTP {status} with an empty body"
