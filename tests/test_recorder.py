@@ -87,7 +87,9 @@ def test_write_failure_keeps_rows_and_retries(tmp_path):
     rec = recorder(capture, logs)
     rec.start()
     rec.submit(raw(1))
-    time.sleep(0.3)
+    deadline = time.monotonic() + 20
+    while rec.internal_errors < 1 and time.monotonic() < deadline:
+        time.sleep(0.02)
     assert rec.internal_errors >= 1 and any("will retry" in line for line in logs)
     blocker.unlink()
     rec.submit(raw(2))
@@ -117,9 +119,15 @@ def test_periodic_stats_rows_when_counters_move(tmp_path, monkeypatch):
     rec = recorder(capture, logs)
     rec.start()
     rec.submit(raw(1))
-    time.sleep(0.4)
+    deadline = time.monotonic() + 20
+    while rec.exchanges < 1 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    # past the (patched) stats interval, a flush writes a stats row: wait for it to land
+    store.init_capture(capture)
+    query = "SELECT count(*) FROM proxy_runs WHERE event = 'stats'"
+    while store.query(capture, query)[1] == [(0,)] and time.monotonic() < deadline:
+        time.sleep(0.05)
     rec.submit(raw(2))
-    time.sleep(0.4)
     rec.close()
     stats = rows(capture, "SELECT exchanges FROM proxy_runs WHERE event = 'stats' ORDER BY 1")
     assert stats and stats[0][0] >= 1
