@@ -18,6 +18,7 @@ CORE = [
     "toolproxy.catalog",
     "toolproxy.toolnames",
     "toolproxy.mcpconfig",
+    "toolproxy.mcpadhoc",
     "toolproxy.snapshot",
     "toolproxy.schemadiff",
     "toolproxy.schemacheck",

@@ -35,11 +35,11 @@ from jsonschema import Draft202012Validator, SchemaError, validators
 
 from toolproxy import mcpclient, snapshot, store
 from toolproxy.errors import UserError
+from toolproxy.mcpadhoc import adhoc_specs
 from toolproxy.mcpclient import Failure, Listing
 from toolproxy.mcpconfig import (
     Context,
     ServerSpec,
-    adhoc_specs,
     mask,
     parse_config,
     parse_dotenv,
