@@ -39,6 +39,11 @@ CORE = [
     "toolproxy.grade.gallery",
     "toolproxy.grade.observe",
     "toolproxy.grade.report",
+    "toolproxy.replay.model",
+    "toolproxy.replay.convert",
+    "toolproxy.replay.config",
+    "toolproxy.replay.feedback",
+    "toolproxy.replay.compare",
 ]
 # Adapters by design (they import the store, or the judge's openai client, at the top):
 # toolproxy.grade.runner, toolproxy.grade.labeling, toolproxy.grade.judge.

@@ -223,3 +223,59 @@ def test_quiet_sdk_logs_holds_records_and_restores():
     assert [r.getMessage() for r in held] == ["noisy"]
     after = (logging.getLogger("mcp").propagate, list(logging.getLogger("mcp").handlers))
     assert after == before
+
+
+# --- tools/call: call_tool and Session (replay's live tools) ---------------------------
+
+
+async def test_call_tool_runs_one_call_and_reports_tool_errors():
+    spec = stdio("weather", WEATHER)
+    text, is_error = await mcpclient.call_tool(spec, "get_weather", {"city": "Oslo"}, 30)
+    assert not is_error and '"city":"Oslo"' in text.replace(" ", "")
+    text, is_error = await mcpclient.call_tool(spec, "delete_note", {"note_id": "zz"}, 30)
+    assert is_error and "no such note: zz" in text
+
+
+async def test_call_tool_failures_are_values():
+    missing = await mcpclient.call_tool(
+        ServerSpec("x", "stdio", "test", command="/nonexistent/cmd"), "t", {}, 5
+    )
+    assert isinstance(missing, Failure) and missing.kind == "not_found"
+    unknown = await mcpclient.call_tool(stdio("weather", WEATHER), "no_such_tool", {}, 30)
+    # FastMCP answers an unknown tool with an error result, not a protocol error
+    assert isinstance(unknown, tuple) and unknown[1] is True and "no_such_tool" in unknown[0]
+
+
+async def test_session_serves_many_calls_and_lists_tools_once():
+    session = mcpclient.Session(stdio("weather", WEATHER), 30)
+    try:
+        assert await session.start() is None
+        assert session.listing is not None
+        assert "get_weather" in [t["name"] for t in session.listing.tools]
+        notes = await session.call("search_notes", {"query": "q", "limit": 1})
+        assert notes == ("q #0", False)
+    finally:
+        await session.close()
+    assert session._task is not None and session._task.done()
+
+
+async def test_session_of_a_server_that_crashes_at_start_says_so():
+    session = mcpclient.Session(stdio("dies", "-c", "import sys; sys.exit(3)"), 10)
+    failure = await session.call("anything", {})
+    await session.close()
+    assert isinstance(failure, Failure) and failure.kind in ("crashed", "protocol")
+
+
+def test_result_text_joins_text_and_falls_back_to_structured_content():
+    from mcp.types import CallToolResult, ImageContent, TextContent
+
+    both = CallToolResult(
+        content=[
+            TextContent(type="text", text="a"),
+            ImageContent(type="image", data="", mimeType="image/png"),
+        ],
+        isError=True,
+    )
+    assert mcpclient.result_text(both) == ("a\n[image]", True)
+    structured = CallToolResult(content=[], structuredContent={"t": 1})
+    assert mcpclient.result_text(structured) == ('{"t": 1}', False)

@@ -23,6 +23,7 @@ from toolproxy import catalog, store
 from toolproxy.errors import UserError
 from toolproxy.grade.model import GradeRow, JudgeVerdict
 from toolproxy.records import Exchange, McpMessage, McpTool, ToolCall, ToolOffered, ToolResult
+from toolproxy.replay.model import CallDiff, CellResult
 from toolproxy.segments import TABLES, SegmentWriter, list_segments
 
 T0 = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
@@ -103,6 +104,31 @@ def exchange_rows(n: int, session: str = "s1", prefix: str = "ex", **extra: Any)
             judged_at=ex.started_at.isoformat(),
         )
         rows["judge_cache"].append(verdict.model_dump(mode="json"))
+        cell = CellResult(
+            run=f"{prefix}-replay",
+            candidate="c",
+            item_id=ex.exchange_id,
+            repeat=0,
+            finished_at=ex.started_at.isoformat(),
+            status="completed",
+            steps_done=1,
+            steps_total=1,
+            first_exchange_id=ex.exchange_id,
+            exchange_ids=[ex.exchange_id],
+        )
+        rows["replay_cells"].append(cell.model_dump(mode="json"))
+        diff = CallDiff(
+            run=f"{prefix}-replay",
+            candidate="c",
+            item_id=ex.exchange_id,
+            repeat=0,
+            step=0,
+            index=0,
+            recorded_tool="get",
+            replayed_tool="get",
+            same_tool=True,
+        )
+        rows["replay_diffs"].append(diff.model_dump(mode="json"))
     return rows
 
 

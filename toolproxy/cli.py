@@ -256,10 +256,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--host", default="127.0.0.1", help="listen address")
     p.add_argument("--port", "-p", type=int, default=8765, help="listen port (default 8765)")
 
-    from toolproxy import cli_grade, cli_mcp
+    from toolproxy import cli_grade, cli_mcp, cli_replay
 
     cli_mcp.register(sub)
     cli_grade.register(sub)
+    cli_replay.register(sub)
 
     p = add("demo", cmd_demo)
     p.add_argument(

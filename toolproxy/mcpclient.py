@@ -5,18 +5,26 @@ pages through ``tools/list`` and hands back what the server said, or a ``Failure
 what went wrong in words a user can act on. Failures are values: one bad server never stops
 the others. Each server has one deadline covering start, initialize and listing.
 
+``Session`` keeps one server open for many ``tools/call`` requests (replay's live tools),
+usable from any task; ``call_tool`` is the one-shot form. A call's outcome is
+``(content_text, is_error)`` or a ``Failure``.
+
 Quiet by design: a stdio server's stderr goes to a temporary file (its last lines end up in
 the failure message), and the SDK's own log records are held back while pulling.
 """
 
 from __future__ import annotations
 
+import asyncio
+import json
 import logging
+import math
 import os
 import tempfile
 from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import Any, TextIO, cast
 
 import anyio
@@ -25,6 +33,7 @@ from mcp import ClientSession, McpError
 from mcp.client.sse import sse_client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.types import CallToolResult
 
 from toolproxy.mcpconfig import ServerSpec, mask
 
@@ -221,10 +230,22 @@ async def fetch_tools(spec: ServerSpec, timeout: float) -> Listing | Failure:
             errlog.close()
     if listing is not None:
         return listing  # whatever went wrong while shutting down does not matter
-    if scope.cancel_called or error is None:
-        failure = describe_error(TimeoutError(), spec, stage.now, timeout)
+    return _final_failure(error, scope.cancel_called, spec, stage.now, timeout, tail)
+
+
+def _final_failure(
+    error: Exception | None,
+    timed_out: bool,
+    spec: ServerSpec,
+    stage: str,
+    timeout: float,
+    tail: str,
+) -> Failure:
+    """The failure to report, with the server's stderr tail and every secret masked."""
+    if timed_out or error is None:
+        failure = describe_error(TimeoutError(), spec, stage, timeout)
     else:
-        failure = describe_error(error, spec, stage.now, timeout)
+        failure = describe_error(error, spec, stage, timeout)
     message = failure.message
     if tail and failure.kind not in ("not_found", "cannot_start"):
         message += f"; its stderr ends:\n{tail}"
@@ -277,3 +298,122 @@ def fetch_all(specs: Sequence[ServerSpec], timeout: float) -> list[Listing | Fai
     """``fetch_many`` from synchronous code, with the SDK's logging held back."""
     with quiet_sdk_logs():
         return anyio.run(fetch_many, specs, timeout)
+
+
+CallOutcome = tuple[str, bool] | Failure
+
+
+def result_text(result: CallToolResult) -> tuple[str, bool]:
+    """A tool result as (text, is_error): text blocks joined by newlines; structured content
+    as JSON when there is no text; other blocks named, e.g. ``[image]``."""
+    parts = []
+    for block in result.content:
+        text = getattr(block, "text", None)
+        parts.append(text if isinstance(text, str) else f"[{block.type}]")
+    if not parts and result.structuredContent is not None:
+        parts.append(json.dumps(result.structuredContent, ensure_ascii=False))
+    return "\n".join(parts), bool(result.isError)
+
+
+class Session:
+    """One MCP server kept open for many calls.
+
+    The SDK's transports live in anyio task groups, which must be entered and left by one
+    task; a background task owns them here, so ``call`` works from any task of the loop.
+    ``start`` connects, initializes and lists tools within ``timeout``; ``close`` ends it.
+    Hold the SDK's logs back around the whole run (``quiet_sdk_logs``), not per session.
+    """
+
+    def __init__(self, spec: ServerSpec, timeout: float) -> None:
+        self.spec = spec
+        self.timeout = timeout
+        self.listing: Listing | None = None
+        self.failure: Failure | None = None  # why it could not start, or why it stopped
+        self._session: ClientSession | None = None
+        self._ready: asyncio.Future[None] | None = None
+        self._closing = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+
+    async def start(self) -> Failure | None:
+        """Connect (once); the failure when the server cannot be used."""
+        if self._task is None:
+            self._ready = asyncio.get_running_loop().create_future()
+            self._task = asyncio.create_task(self._own(), name=f"mcp-{self.spec.name}")
+        assert self._ready is not None
+        await asyncio.shield(self._ready)
+        return self.failure
+
+    async def call(self, name: str, arguments: dict[str, Any]) -> CallOutcome:
+        """Run tool ``name`` on the server: (text, is_error), or the failure."""
+        failure = await self.start()
+        if failure is not None or self._session is None:
+            return failure or Failure("crashed", "the server is not running")
+        try:
+            result = await self._session.call_tool(
+                name, arguments, read_timeout_seconds=timedelta(seconds=self.timeout)
+            )
+        except Exception as exc:  # noqa: BLE001 - a failed call is a value
+            stage = f"calling {name}"
+            return Failure(*_masked(describe_error(exc, self.spec, stage, self.timeout), self.spec))
+        return result_text(result)
+
+    async def close(self) -> None:
+        """Shut the server down (within ``SHUTDOWN_S``)."""
+        self._closing.set()
+        if self._task is not None:
+            await self._task
+
+    async def _own(self) -> None:
+        if self.spec.error:
+            self._fail(Failure("config", mask(self.spec.error, self.spec.secrets)))
+            return
+        stage = _Stage() if self.spec.transport == "stdio" else _Stage("connecting")
+        errlog = None
+        if self.spec.transport == "stdio":
+            errlog = cast(TextIO, tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace"))
+        error: Exception | None = None
+        scope = anyio.CancelScope(deadline=anyio.current_time() + self.timeout)
+        try:
+            with scope:
+                async with _connect(self.spec, self.timeout, errlog) as (read, write):
+                    async with ClientSession(read, write) as session:
+                        self.listing = await _list(session, stage)
+                        self._session = session
+                        scope.deadline = math.inf
+                        self._fail(None)
+                        await self._closing.wait()
+                        self._session = None
+                        scope.deadline = anyio.current_time() + SHUTDOWN_S
+        except Exception as exc:  # noqa: BLE001 - every failure becomes a value
+            error = exc
+        finally:
+            tail = _stderr_tail(errlog)
+            if errlog is not None:
+                errlog.close()
+            self._session = None
+        if self._ready is not None and not self._ready.done():
+            self._fail(
+                _final_failure(error, scope.cancel_called, self.spec, stage.now, self.timeout, tail)
+            )
+        elif not self._closing.is_set():
+            self.failure = Failure("crashed", f"{self.spec.name} stopped during the run")
+
+    def _fail(self, failure: Failure | None) -> None:
+        self.failure = failure
+        if self._ready is not None and not self._ready.done():
+            self._ready.set_result(None)
+
+
+def _masked(failure: Failure, spec: ServerSpec) -> tuple[str, str]:
+    return failure.kind, mask(failure.message, spec.secrets)
+
+
+async def call_tool(
+    spec: ServerSpec, name: str, arguments: dict[str, Any], timeout: float
+) -> CallOutcome:
+    """Start ``spec``'s server, run one tool call, shut it down: (text, is_error) or why not."""
+    session = Session(spec, timeout)
+    try:
+        return await session.call(name, arguments)
+    finally:
+        await session.close()

@@ -31,6 +31,7 @@ from pydantic import BaseModel
 
 from toolproxy.grade.model import GradeRow, JudgeVerdict
 from toolproxy.records import Exchange, McpMessage, McpTool, ToolCall, ToolOffered, ToolResult
+from toolproxy.replay.model import CallDiff, CellResult
 
 SEGMENTS_DIR = "segments"
 # Holds one empty file per table so the views' globs always match at least one file.
@@ -86,6 +87,8 @@ TABLES: dict[str, dict[str, str]] = {
     "mcp_tools": model_columns(McpTool),
     "grades": model_columns(GradeRow),
     "judge_cache": model_columns(JudgeVerdict),
+    "replay_cells": model_columns(CellResult),
+    "replay_diffs": model_columns(CallDiff),
     "proxy_runs": {
         "proxy_id": "VARCHAR",
         "pid": "BIGINT",
@@ -111,6 +114,8 @@ KEY_COLUMNS: dict[str, str] = {
     "mcp_tools": "pull_id",
     "grades": "run",
     "judge_cache": "key",
+    "replay_cells": "run",
+    "replay_diffs": "run",
     "proxy_runs": "proxy_id",
 }
 """A column every real row has: a line whose key is null was unreadable and is dropped."""
@@ -123,11 +128,13 @@ _WRITE_ORDER = (
     "mcp_tools",
     "grades",
     "judge_cache",
+    "replay_diffs",
     "mcp_messages",
     "tools_offered",
     "tool_results",
     "tool_calls",
     "exchanges",
+    "replay_cells",
 )
 
 

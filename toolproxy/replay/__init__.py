@@ -1,0 +1,1 @@
+"""Replay: re-send captured sessions to candidate models and grade them the same way."""

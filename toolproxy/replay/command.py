@@ -1,0 +1,410 @@
+"""`toolproxy replay` and `toolproxy replay-diff`: the glue between the CLI and the replay.
+
+`cmd_replay`: load the config, plan the items (`--cases`, or the capture with the
+filters), skip the cells of `--run` that `replay_cells` already holds (resume), resolve
+the keys from the environment, build the live tools for `--tools live`, play the matrix
+(`engine.run_matrix`) into the capture through `sink.StoreSink` with progress bars, then
+grade it (`grading.grade_replay`) and print one summary row per candidate plus the
+recorded production model, and the `toolproxy report` command to run next.
+
+`cmd_replay_diff`: the `replay_diffs` of a run, as a table or JSON lines.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import secrets
+import sys
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from toolproxy import store
+from toolproxy.errors import UserError
+from toolproxy.grade.expectations import load_cases
+from toolproxy.grade.labeling import parse_time
+from toolproxy.grade.model import Case, GradeRow
+from toolproxy.grade.runner import load_server_tools
+from toolproxy.replay.config import baseline_of, load_config, resolve_key
+from toolproxy.replay.grading import RECORDED, grade_replay, grade_run_name, load_cells
+from toolproxy.replay.model import CellResult, ReplayConfig, ReplayItem
+from toolproxy.replay.sink import StoreSink, writer_id
+from toolproxy.table import format_table
+
+if TYPE_CHECKING:
+    from toolproxy.replay.livetools import McpLiveTools
+
+Progress = Callable[[str, int, int], None]
+PLAIN_EVERY_S = 2.0  # seconds between plain progress lines per candidate
+
+
+def select_config(config: ReplayConfig, names: Sequence[str], repeats: int | None) -> ReplayConfig:
+    """The config narrowed to `names` (all when empty) with `repeats` overriding k."""
+    known = [c.name for c in config.candidates]
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise UserError(
+            f"no candidate named {', '.join(unknown)}; the config has {', '.join(known)}"
+        )
+    if repeats is not None and not 1 <= repeats <= 100:
+        raise UserError("--repeats must be between 1 and 100")
+    update: dict[str, Any] = {}
+    if names:
+        update["candidates"] = [c for c in config.candidates if c.name in names]
+    if repeats is not None:
+        update["repeats"] = repeats
+    return config.model_copy(update=update)
+
+
+def done_cells(capture: Path, run: str) -> set[tuple[str, str, int]]:
+    """(candidate, item id, repeat) of every cell of `run` already in the store."""
+    _, rows = store.query(
+        capture, "SELECT DISTINCT candidate, item_id, repeat FROM replay_cells WHERE run = ?", [run]
+    )
+    return {(c, i, int(r)) for c, i, r in rows}
+
+
+def plan_items(
+    args: argparse.Namespace, capture: Path
+) -> tuple[list[ReplayItem], list[Case] | None, list[str]]:
+    """The items to replay, the cases given (None: captured traffic), and notes."""
+    from toolproxy.replay.plan import PlanFilters, plan_from_capture, plan_from_cases
+
+    if args.cases:
+        cases = load_cases(args.cases)
+        plan = plan_from_cases(cases, capture)
+        return list(plan), cases, plan.describe()
+    try:
+        filters = PlanFilters(
+            sessions=args.session,
+            exchanges=args.exchange,
+            tools=args.tool,
+            models=args.model,
+            since=parse_time(args.since, "--since"),
+            until=parse_time(args.until, "--until"),
+            labels=args.label,
+            label_run=args.label_run,
+            per=args.per,
+        )
+    except ValueError as exc:
+        raise UserError(f"--label needs --label-run ({exc})") from None
+    plan = plan_from_capture(capture, filters)
+    return list(plan), None, plan.describe()
+
+
+def build_live_tools(args: argparse.Namespace, capture: Path) -> McpLiveTools:
+    """`McpLiveTools` over the servers of `--mcp-config` (else the usual config files),
+    with the tools they exposed at their latest pull (none pulled: listed on first use)."""
+    from toolproxy.pull import find_specs
+    from toolproxy.replay.livetools import McpLiveTools
+
+    pull_args = argparse.Namespace(
+        config=args.mcp_config, stdio=[], url=[], header=[], name=None, server=[]
+    )
+    specs, _, _ = find_specs(pull_args, Path.cwd(), Path.home(), os.environ, sys.platform)
+    _, rows = store.query(capture, "SELECT server, name, annotations FROM mcp_tools_latest")
+    listed: dict[str, list[dict[str, Any]]] = {}
+    for server, name, notes in rows:
+        listed.setdefault(server, []).append({"name": name, "annotations": _loads(notes)})
+    return McpLiveTools(specs, listed or None, allow_side_effects=args.allow_side_effects)
+
+
+@contextmanager
+def progress_bars(config: ReplayConfig, todo: dict[str, int], plain: bool) -> Iterator[Progress]:
+    """A `progress(candidate, finished, total)` callback: rich bars on a terminal, else
+    (or with `plain`) a line per candidate every few seconds and when it finishes."""
+    if not plain and sys.stderr.isatty():
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+        bars = Progress(
+            "[bold]{task.description}",
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            transient=False,
+        )
+        tasks = {
+            c.name: bars.add_task(c.name, total=todo.get(c.name, 0)) for c in config.candidates
+        }
+        with bars:
+            yield lambda name, finished, total: bars.update(
+                tasks[name], completed=finished, total=total
+            )
+        return
+    last: dict[str, float] = {}
+
+    def line(name: str, finished: int, total: int) -> None:
+        now = time.monotonic()
+        if finished == total or now - last.get(name, 0.0) >= PLAIN_EVERY_S:
+            last[name] = now
+            print(f"replay: {name}: {finished}/{total} cells", file=sys.stderr, flush=True)
+
+    yield line
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    """Re-send captured sessions or cases to candidate models, resumably, then grade them."""
+    from toolproxy.replay.engine import plan_cells, run_matrix
+
+    config = select_config(load_config(args.config), args.candidate, args.repeats)
+    run = args.run or f"{args.config.stem}-{datetime.now(UTC):%Y%m%dT%H%M%S}"
+    capture = store.init_capture(args.capture)
+    items, cases, notes = plan_items(args, capture)
+    for note in notes:
+        print(f"note: {note}", file=sys.stderr)
+    if not items:
+        raise UserError("nothing to replay: no captured turn or case matched")
+    keys = {c.name: resolve_key(c) for c in config.candidates}
+    live = build_live_tools(args, capture) if args.tools == "live" else None
+    done = done_cells(capture, run)
+    todo = {name: len(cells) for name, cells in plan_cells(config, items, done).items()}
+    resumed = sum(1 for c in done if c[0] in keys)
+    print(
+        f"replay {run}: {len(items)} item(s) x {len(config.candidates)} candidate(s) x "
+        f"k={config.repeats}; {sum(todo.values())} cell(s) to play"
+        + (f", {resumed} already done" if resumed else ""),
+        file=sys.stderr,
+    )
+    from toolproxy.replay.feedback import make_check
+
+    server_tools = load_server_tools(capture)
+    sink = StoreSink(
+        capture,
+        run,
+        f"{writer_id(run)}-{os.getpid()}-{secrets.token_hex(3)}",
+        candidates=config.candidates,
+        items=items,
+        secrets=[k for k in keys.values() if k],
+        server_tools=server_tools,
+        stream=config.stream,
+    )
+    played: list[CellResult] = []
+
+    async def play(progress: Progress) -> list[CellResult]:
+        check = make_check(server_tools)
+        if live is None:
+            return await run_matrix(
+                config, items, run, sink, done, keys, args.tools, None, check, progress
+            )
+        async with live:  # MCP sessions live in this event loop and close with it
+            return await run_matrix(
+                config, items, run, sink, done, keys, args.tools, live, check, progress
+            )
+
+    try:
+        with progress_bars(config, todo, args.no_progress) as progress:
+            played = asyncio.run(play(progress))
+    finally:
+        sink.close()
+    if live is not None and live.refused:
+        for name, why in sorted(live.refused.items()):
+            print(f"note: live tool {name} not run: {why}", file=sys.stderr)
+    grades: dict[str, list[GradeRow]] = {}
+    if not args.no_grade:
+        grades = grade_replay(
+            capture, run, items, [c.name for c in config.candidates], config.repeats, cases
+        )
+    summary = summarize(capture, run, config, items, grades)
+    baseline = report_baseline(config, run, grades)
+    command = report_command(capture, run, config, grades, baseline)
+    if args.json:
+        print(
+            json.dumps(
+                {"run": run, "played": len(played), "summary": summary, "report": command}, indent=2
+            )
+        )
+        return 0
+    print(f"\nreplay run {run} in {capture}\n")
+    print(render_summary(summary))
+    if command:
+        print(f"\nnext: {command}")
+    print(f"diffs: toolproxy replay-diff {run} -c {capture} --changed")
+    return 0
+
+
+def summarize(
+    capture: Path,
+    run: str,
+    config: ReplayConfig,
+    items: Sequence[ReplayItem],
+    grades: dict[str, list[GradeRow]],
+) -> list[dict[str, Any]]:
+    """One row per candidate, then the recorded model's row when it was graded."""
+    cells = load_cells(capture, run)
+    rows = []
+    for cand in config.candidates:
+        own = [c for c in cells if c.candidate == cand.name]
+        turns = [t for c in own for t in c.turns]
+        needed = [c.recovered for c in own if c.recovered is not None]
+        rows.append(
+            {
+                "candidate": cand.name,
+                "model": cand.model,
+                "cells": f"{len(own)}/{len(items) * config.repeats}",
+                "completed": sum(c.status == "completed" for c in own),
+                "diverged": sum(c.status == "diverged" for c in own),
+                "failed": sum(c.status == "failed" for c in own),
+                "retries": sum(c.retry_count for c in own),
+                "recovered": f"{sum(needed)}/{len(needed)}" if needed else "",
+                "pass_rate": pass_rate(grades.get(grade_run_name(run, cand.name))),
+                "ttft_ms": mean([t.ttft_ms for t in turns]),
+                "tps": mean([t.tps for t in turns]),
+            }
+        )
+    recorded = grades.get(grade_run_name(run, RECORDED))
+    if recorded:
+        ids = sorted({s.exchange_id for i in items for s in i.steps if s.exchange_id})
+        _, found = store.query(
+            capture,
+            "SELECT coalesce(model_returned, model_requested), ttfb_ms, decode_tps FROM exchanges "
+            "WHERE exchange_id IN (SELECT unnest(?::VARCHAR[]))",
+            [ids],
+        )
+        rows.append(
+            {
+                "candidate": RECORDED,
+                "model": ", ".join(sorted({m for m, _, _ in found if m})),
+                "cells": "",
+                "completed": "",
+                "diverged": "",
+                "failed": "",
+                "retries": "",
+                "recovered": "",
+                "pass_rate": pass_rate(recorded),
+                "ttft_ms": mean([t for _, t, _ in found]),
+                "tps": mean([t for _, _, t in found]),
+            }
+        )
+    return rows
+
+
+def render_summary(rows: Sequence[dict[str, Any]]) -> str:
+    """The summary as a plain table."""
+    columns = list(rows[0]) if rows else []
+    return format_table(columns, [[_show(r[c]) for c in columns] for r in rows])
+
+
+def pass_rate(rows: Sequence[GradeRow] | None) -> float | None:
+    """passed / graded (None: nothing graded)."""
+    graded = [r for r in rows or [] if not r.not_graded]
+    return sum(r.passed for r in graded) / len(graded) if graded else None
+
+
+def mean(values: Sequence[float | None]) -> float | None:
+    """The mean of the known values (None when there are none)."""
+    known = [v for v in values if v is not None]
+    return sum(known) / len(known) if known else None
+
+
+def report_baseline(config: ReplayConfig, run: str, grades: dict[str, list[GradeRow]]) -> str:
+    """The report's baseline: a candidate marked `baseline: true`, else the recorded
+    production model when graded, else the first candidate."""
+    marked = [c for c in config.candidates if c.baseline]
+    if marked:
+        return grade_run_name(run, marked[0].name)
+    if grade_run_name(run, RECORDED) in grades:
+        return grade_run_name(run, RECORDED)
+    return grade_run_name(run, baseline_of(config).name)
+
+
+def report_command(
+    capture: Path, run: str, config: ReplayConfig, grades: dict[str, list[GradeRow]], baseline: str
+) -> str | None:
+    """The `toolproxy report` line comparing every graded run of this replay."""
+    names = [n for n in grades if grades[n]]
+    if not names:
+        return None
+    ordered = sorted(names, key=lambda n: (not n.endswith(f":{RECORDED}"), n))
+    runs = " ".join(f"-r {_quote(n)}" for n in ordered)
+    return f"toolproxy report -c {_quote(str(capture))} {runs} --baseline {_quote(baseline)}"
+
+
+def cmd_replay_diff(args: argparse.Namespace) -> int:
+    """Per call, recorded vs replayed: tool, arguments, label."""
+    where = ["run = $run"]
+    params: dict[str, Any] = {"run": args.run}
+    if args.candidate:
+        where.append("list_contains($candidates, candidate)")
+        params["candidates"] = list(args.candidate)
+    if args.changed:
+        where.append("(NOT same_tool OR NOT same_arguments OR label IS NOT NULL)")
+    names, rows = store.query(
+        args.capture,
+        f"SELECT * FROM replay_diffs WHERE {' AND '.join(where)} "
+        'ORDER BY candidate, item_id, repeat, step, "index"',
+        params,
+    )
+    if not rows:
+        _, cells = store.query(
+            args.capture, "SELECT count(*) FROM replay_cells WHERE run = ?", [args.run]
+        )
+        if not cells[0][0]:
+            raise UserError(f"no replay run named {args.run!r} in {args.capture}")
+    diffs = [dict(zip(names, r, strict=True)) for r in rows]
+    if args.json:
+        for d in diffs:
+            d["recorded_arguments"] = _loads(d["recorded_arguments"])
+            d["replayed_arguments"] = _loads(d["replayed_arguments"])
+            print(json.dumps(d, ensure_ascii=False, default=str))
+        return 0
+    table = [
+        [
+            d["candidate"],
+            d["item_id"],
+            d["repeat"],
+            d["step"],
+            d["index"],
+            _call(d["recorded_tool"], d["recorded_arguments"]),
+            _call(d["replayed_tool"], d["replayed_arguments"]),
+            "same"
+            if d["same_tool"] and d["same_arguments"]
+            else "tool"
+            if not d["same_tool"]
+            else "args",
+            d["label"] or "",
+        ]
+        for d in diffs
+    ]
+    columns = ["candidate", "item", "k", "step", "#", "recorded", "replayed", "diff", "label"]
+    print(format_table(columns, table, width=50))
+    print(f"\n{len(diffs)} call(s)")
+    return 0
+
+
+def _call(tool: str | None, arguments: Any) -> str:
+    if tool is None:
+        return "(none)"
+    value = _loads(arguments)
+    text = (
+        value
+        if isinstance(value, str)
+        else json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    )
+    return f"{tool}({text})"
+
+
+def _loads(value: Any) -> Any:
+    if not isinstance(value, str):
+        return value
+    try:
+        return json.loads(value)
+    except ValueError:
+        return value
+
+
+def _show(value: Any) -> Any:
+    if isinstance(value, float):
+        return round(value, 3)
+    return "" if value is None else value
+
+
+def _quote(text: str) -> str:
+    import shlex
+
+    return shlex.quote(text)

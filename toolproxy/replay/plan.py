@@ -1,0 +1,419 @@
+"""What a replay sends: captured model turns (or expectation cases) as `ReplayItem`s.
+
+`plan_from_capture(capture, filters)` reads the capture only through `store.query`
+(`exchanges`, `tool_calls`, `tool_results`, `tools_offered`, and `grades` for the label
+filter) and returns a `Plan`: a list of items, plus how many exchanges were skipped and
+why, plus the conversion notes (`toolproxy.replay.convert`).
+
+Which exchanges
+    Model turns only: wire format openai_chat / openai_responses / anthropic_messages,
+    `parse_status` ok or partial, no `error_kind`, status < 400 (a turn with no reply has
+    nothing to compare with). Exchanges written by replays (`proxy_id` `replay:...`) are
+    never planned. The filters (`PlanFilters`; empty means no filter, several filters
+    AND) select *matching* turns: sessions, exchanges, models (requested or returned),
+    since (started at or after) / until (before), tools (turns that called one of them),
+    labels (turns whose case earned one of the labels in `label_run`, the latest grade per
+    case; `label_run` alone: every turn graded in that run). Matching exchanges that are not
+    usable model turns, and in session mode the unusable exchanges of the chosen sessions,
+    are counted in `Plan.skipped` by reason: `not_model_turn` (other formats, unparsed),
+    `not_parsed` (parse_status error), `failed` (upstream error or status >= 400).
+
+per="exchange"
+    One item per matching turn (`item_id` = exchange id), one `Step` holding the whole
+    request as Chat messages.
+
+per="session"
+    One item per session that has a matching turn, holding *all* usable turns of that
+    session (a session is replayed whole), steps in time order (`started_at`, then
+    exchange id). Step 1's `messages` is the whole first request. Step k's `messages` hold
+    only what the agent added after step k-1's reply: with P the previous request's Chat
+    messages and M this one's, M must start with P (compared as role, text, tool calls
+    with canonical arguments, tool_call_id), followed by one assistant message that is
+    the previous reply (the same tool call ids, or names when ids are missing; text is
+    not compared); step k gets M after that assistant message (tool results, new user
+    turns). A replayer that sends step 1, appends its own reply, then step 2's messages,
+    and so on, rebuilds the conversation with its own replies in place of the recorded
+    ones. A Responses request chained by `previous_response_id` to the previous step's
+    response carries only the new items already: step k gets them as converted (leading
+    system messages from `instructions` left out). When a request does not extend the
+    previous one that way (the agent rewrote history, re-sent a request, or started over
+    under the same session id), a new item starts at that turn.
+
+Item ids are stable across runs (resuming depends on them): the exchange id; the session
+id for a session's first item and `<session id>@<exchange id of its first step>` for
+each later one; the case id for cases.
+
+Each `Step` carries the turn's `tools` and `params` (converted), `stream` as recorded,
+`recorded_calls` (its `tool_calls` rows in index order), `recorded_text` (the assistant
+text) and `recorded_results`: for each recorded call id, the first `tool_results` row with
+that id from a later exchange of the same session (what the agent sent back), in call
+order.
+
+`plan_from_cases(cases, capture)`: a case with `exchange_id` becomes that exchange as one
+step (kind "case", `case_id` set, recorded calls attached; a missing or unusable exchange
+is skipped and counted); a case with its own `messages`/`tools` is converted from its
+`wire_format` (default openai_chat) through the capture's own request parser, then
+`convert.to_chat`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from datetime import datetime
+from itertools import dropwhile
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field, model_validator
+
+from toolproxy import store
+from toolproxy.errors import UserError
+from toolproxy.grade.model import Case
+from toolproxy.records import ParsedRequest, canonical_json
+from toolproxy.replay.convert import ChatRequest, to_chat
+from toolproxy.replay.model import RecordedCall, RecordedResult, ReplayItem, Step
+from toolproxy.wire import anthropic, openai_chat, openai_responses
+from toolproxy.wire.common import parse_arguments
+
+MODEL_FORMATS = ("openai_chat", "openai_responses", "anthropic_messages")
+_PARSERS: dict[str, Callable[[dict[str, Any]], ParsedRequest]] = {
+    "openai_chat": openai_chat.parse_request,
+    "openai_responses": openai_responses.parse_request,
+    "anthropic_messages": anthropic.parse_request,
+}
+# A first step that continues a response stored at the provider lacks that conversation.
+STATEFUL_NOTE = (
+    "previous_response_id: replayed without the stored conversation it continues "
+    "(its earlier turns are not in the capture's request)"
+)
+Row = dict[str, Any]
+Results = dict[str, list[Row]]  # session id -> its tool_results rows in time order
+_BODY_KEY = {
+    "openai_chat": "messages",
+    "openai_responses": "input",
+    "anthropic_messages": "messages",
+}
+
+
+class PlanFilters(BaseModel):
+    """Which captured turns are replayed (empty lists mean no filter)."""
+
+    sessions: list[str] = Field(default_factory=list, description="only these session ids")
+    exchanges: list[str] = Field(default_factory=list, description="only these exchange ids")
+    tools: list[str] = Field(default_factory=list, description="only turns calling one of these")
+    models: list[str] = Field(default_factory=list, description="requested or returned model")
+    since: datetime | None = Field(default=None, description="started at or after")
+    until: datetime | None = Field(default=None, description="started before")
+    labels: list[str] = Field(default_factory=list, description="labels earned in label_run")
+    label_run: str | None = Field(default=None, description="the grading run labels are read from")
+    per: Literal["session", "exchange"] = Field(default="session", description="unit of an item")
+
+    @model_validator(mode="after")
+    def _labels_need_a_run(self) -> PlanFilters:
+        if self.labels and not self.label_run:
+            raise ValueError("labels need label_run: the grading run whose labels are read")
+        return self
+
+
+class Plan(list[ReplayItem]):
+    """The planned items, plus what was left out (a list, so it iterates as the items)."""
+
+    def __init__(self, items: Iterable[ReplayItem] = ()) -> None:
+        super().__init__(items)
+        self.skipped: Counter[str] = Counter()  # reason -> exchanges skipped
+        self.notes: Counter[str] = Counter()  # conversion note -> how many turns had it
+
+    def describe(self) -> list[str]:
+        """One line per skip reason and per conversion note, for the command's output."""
+        lines = [f"skipped {n} exchange(s): {why}" for why, n in sorted(self.skipped.items())]
+        return lines + [f"{note} ({n} turn(s))" for note, n in sorted(self.notes.items())]
+
+
+_USABLE = (
+    "e.wire_format IN ('openai_chat', 'openai_responses', 'anthropic_messages') "
+    "AND e.parse_status IN ('ok', 'partial') AND e.error_kind IS NULL "
+    "AND coalesce(e.status_code, 200) < 400"
+)
+_EXCHANGES = """
+WITH base AS (
+  SELECT e.exchange_id, e.session_id, e.started_at, e.wire_format, e.parse_status,
+         e.error_kind, e.status_code, e.streamed, e.messages, e.system, e.request_params,
+         e.assistant_text, e.response_id,
+         coalesce(e.model_returned, e.model_requested) AS model,
+         ({usable}) AS usable, ({matched}) AS matched
+  FROM exchanges e WHERE coalesce(e.proxy_id, '') NOT LIKE 'replay:%'
+)
+SELECT * FROM base
+WHERE matched OR ($per_session AND session_id IN
+                  (SELECT session_id FROM base WHERE matched AND usable))
+ORDER BY started_at, exchange_id
+"""
+_LATEST_GRADES = """
+SELECT exchange_id, label FROM grades WHERE run = $label_run
+QUALIFY row_number() OVER (PARTITION BY case_id ORDER BY graded_at DESC) = 1
+"""
+
+
+def _rows(capture: Path, sql: str, params: dict[str, Any]) -> list[dict[str, Any]]:
+    names, rows = store.query(capture, sql, params)
+    return [dict(zip(names, row, strict=True)) for row in rows]
+
+
+def _matched(filters: PlanFilters, params: dict[str, Any]) -> str:
+    where = ["TRUE"]
+    for name, sql in (
+        ("sessions", "list_contains($sessions, e.session_id)"),
+        ("exchanges", "list_contains($exchanges, e.exchange_id)"),
+        (
+            "models",
+            "(list_contains($models, e.model_requested) "
+            "OR list_contains($models, e.model_returned))",
+        ),
+        (
+            "tools",
+            "EXISTS (SELECT 1 FROM tool_calls c WHERE c.exchange_id = e.exchange_id "
+            "AND list_contains($tools, c.name))",
+        ),
+    ):
+        if getattr(filters, name):
+            where.append(sql)
+            params[name] = getattr(filters, name)
+    if filters.since is not None:
+        where.append("e.started_at >= $since")
+        params["since"] = filters.since
+    if filters.until is not None:
+        where.append("e.started_at < $until")
+        params["until"] = filters.until
+    if filters.label_run:
+        label = "list_contains($labels, g.label)" if filters.labels else "TRUE"
+        where.append(
+            f"e.exchange_id IN (SELECT g.exchange_id FROM ({_LATEST_GRADES}) g WHERE {label})"
+        )
+        params["label_run"] = filters.label_run
+        if filters.labels:
+            params["labels"] = filters.labels
+    return " AND ".join(where)
+
+
+def _json(value: Any) -> Any:
+    return json.loads(value) if isinstance(value, str) else value
+
+
+def _children(
+    capture: Path, ids: list[str], sessions: list[str]
+) -> tuple[dict[str, list[RecordedCall]], dict[str, list[Row]], Results]:
+    """(calls by exchange, offered tools by exchange, results by session in time order)."""
+    calls: dict[str, list[RecordedCall]] = {}
+    offered: dict[str, list[dict[str, Any]]] = {}
+    if not ids:
+        return calls, offered, {}
+    sql = (
+        "SELECT exchange_id, call_id, name, arguments_raw, arguments FROM tool_calls "
+        'WHERE exchange_id IN (SELECT unnest($ids)) ORDER BY exchange_id, "index"'
+    )
+    for row in _rows(capture, sql, {"ids": ids}):
+        call = RecordedCall(
+            call_id=row["call_id"],
+            name=row["name"],
+            arguments_raw=row["arguments_raw"] or "",
+            arguments=_json(row["arguments"]),
+        )
+        calls.setdefault(row["exchange_id"], []).append(call)
+    sql = (
+        "SELECT exchange_id, position, name, kind, description, parameters FROM tools_offered "
+        "WHERE exchange_id IN (SELECT unnest($ids)) ORDER BY exchange_id, position"
+    )
+    for row in _rows(capture, sql, {"ids": ids}):
+        row["parameters"] = _json(row["parameters"])
+        offered.setdefault(row["exchange_id"], []).append(row)
+    sql = (
+        "SELECT session_id, started_at, call_id, content, is_error FROM tool_results "
+        "WHERE session_id IN (SELECT unnest($sessions)) ORDER BY started_at, message_index"
+    )
+    results: Results = {}
+    for row in _rows(capture, sql, {"sessions": sessions}):
+        results.setdefault(row["session_id"], []).append(row)
+    return calls, offered, results
+
+
+def _results(row: Row, calls: list[RecordedCall], results: Results) -> list[RecordedResult]:
+    wanted = [c.call_id for c in calls if c.call_id]
+    first: dict[str, RecordedResult] = {}
+    for r in results.get(row["session_id"], []):
+        if (
+            r["started_at"] > row["started_at"]
+            and r["call_id"] in wanted
+            and r["call_id"] not in first
+        ):
+            first[r["call_id"]] = RecordedResult(
+                call_id=r["call_id"], content=r["content"] or "", is_error=r["is_error"]
+            )
+    return [first[i] for i in wanted if i in first]
+
+
+def _convert(
+    row: dict[str, Any], offered: list[dict[str, Any]], notes: Counter[str]
+) -> ChatRequest:
+    chat = to_chat(
+        row["wire_format"],
+        _json(row["messages"]),
+        row["system"],
+        offered,
+        _json(row["request_params"]),
+    )
+    notes.update(set(chat.notes))
+    return chat
+
+
+def _norm(message: dict[str, Any]) -> tuple[Any, ...]:
+    """A message in a form that ignores representation (null vs "" content, JSON spacing)."""
+    content = message.get("content")
+    if isinstance(content, list):
+        content = "\n".join(
+            str(p.get("text", "")) if isinstance(p, dict) and "text" in p else canonical_json(p)
+            for p in content
+        )
+    calls = []
+    for call in message.get("tool_calls") or []:
+        function = call.get("function") or {}
+        raw = function.get("arguments") or ""
+        value, error = parse_arguments(raw)
+        calls.append(
+            (call.get("id"), function.get("name"), raw if error else canonical_json(value))
+        )
+    return message.get("role"), content or "", tuple(calls), message.get("tool_call_id")
+
+
+def _is_reply(message: dict[str, Any], calls: list[RecordedCall]) -> bool:
+    if message.get("role") != "assistant":
+        return False
+    sent = [c.get("function", {}) | {"id": c.get("id")} for c in message.get("tool_calls") or []]
+    if all(c.call_id for c in calls):
+        return [s.get("id") for s in sent] == [c.call_id for c in calls]
+    return [s.get("name") for s in sent] == [c.name for c in calls]
+
+
+def _previous_response(row: dict[str, Any]) -> str | None:
+    params = _json(row["request_params"])
+    return params.get("previous_response_id") if isinstance(params, dict) else None
+
+
+def _added(prev: Row, chat: ChatRequest, row: Row) -> list[Row] | None:
+    """What the agent added after the previous step's reply, or None: not a continuation."""
+    chained = _previous_response(row)
+    if chained and chained == prev["row"]["response_id"]:
+        # only the new items were sent; `instructions` came again as leading system messages
+        return list(dropwhile(lambda m: m.get("role") == "system", chat.messages))
+    before: list[dict[str, Any]] = prev["messages"]
+    now = chat.messages
+    n = len(before)
+    if len(now) <= n or [_norm(m) for m in now[:n]] != [_norm(m) for m in before]:
+        return None
+    return now[n + 1 :] if _is_reply(now[n], prev["calls"]) else None
+
+
+def _step(
+    row: Row, chat: ChatRequest, messages: list[Row], calls: list[RecordedCall], results: Results
+) -> Step:
+    return Step(
+        exchange_id=row["exchange_id"],
+        messages=messages,
+        tools=chat.tools,
+        params=chat.params,
+        stream=bool(row["streamed"]),
+        recorded_calls=calls,
+        recorded_text=row["assistant_text"],
+        recorded_results=_results(row, calls, results),
+    )
+
+
+def _skip_reason(row: dict[str, Any]) -> str:
+    if row["wire_format"] not in MODEL_FORMATS or row["parse_status"] == "unparsed":
+        return "not_model_turn"
+    if row["parse_status"] not in ("ok", "partial"):
+        return "not_parsed"
+    return "failed"
+
+
+def _item(
+    row: dict[str, Any], item_id: str, kind: Literal["exchange", "session"], step: Step
+) -> ReplayItem:
+    return ReplayItem(
+        item_id=item_id,
+        kind=kind,
+        session_id=row["session_id"],
+        model=row["model"],
+        wire_format=row["wire_format"],
+        steps=[step],
+    )
+
+
+def plan_from_capture(capture: Path, filters: PlanFilters) -> Plan:
+    """The items to replay from captured traffic (rules in the module docstring)."""
+    params: dict[str, Any] = {"per_session": filters.per == "session"}
+    sql = _EXCHANGES.format(usable=_USABLE, matched=_matched(filters, params))
+    rows = _rows(capture, sql, params)
+    plan = Plan()
+    usable = [r for r in rows if r["usable"]]
+    plan.skipped.update(_skip_reason(r) for r in rows if not r["usable"])
+    sessions = sorted({r["session_id"] for r in usable if r["session_id"]})
+    calls, offered, results = _children(capture, [r["exchange_id"] for r in usable], sessions)
+    open_items: dict[str | None, tuple[ReplayItem, dict[str, Any]]] = {}
+    for row in usable:
+        chat = _convert(row, offered.get(row["exchange_id"], []), plan.notes)
+        made = calls.get(row["exchange_id"], [])
+        session = row["session_id"]
+        current = open_items.get(session) if filters.per == "session" else None
+        added = _added(current[1], chat, row) if current else None
+        if current is not None and added is not None:
+            current[0].steps.append(_step(row, chat, added, made, results))
+        else:
+            if _previous_response(row):
+                plan.notes[STATEFUL_NOTE] += 1
+            step = _step(row, chat, chat.messages, made, results)
+            if filters.per == "exchange":
+                plan.append(_item(row, row["exchange_id"], "exchange", step))
+                continue
+            item_id = session if session not in open_items else f"{session}@{row['exchange_id']}"
+            current = (_item(row, item_id, "session", step), {})
+            plan.append(current[0])
+        current[1].update(row=row, messages=chat.messages, calls=made)
+        open_items[session] = current
+    return plan
+
+
+def plan_from_cases(cases: Sequence[Case], capture: Path | None) -> Plan:
+    """One single-step item per case (rules in the module docstring)."""
+    plan = Plan()
+    wanted = [c.exchange_id for c in cases if c.exchange_id]
+    recorded: Plan = Plan()
+    if wanted:
+        if capture is None:
+            raise UserError("cases with an exchange_id need a capture to read the exchange from")
+        recorded = plan_from_capture(capture, PlanFilters(exchanges=wanted, per="exchange"))
+        plan.notes, plan.skipped = recorded.notes, recorded.skipped
+    by_id = {item.item_id: item for item in recorded}
+    for case in cases:
+        if case.exchange_id:
+            found = by_id.get(case.exchange_id)
+            if found is None:
+                plan.skipped["case_exchange_missing_or_unusable"] += 1
+                continue
+            plan.append(
+                found.model_copy(update={"item_id": case.id, "kind": "case", "case_id": case.id})
+            )
+            continue
+        fmt = case.wire_format or "openai_chat"
+        if fmt not in _PARSERS:
+            raise UserError(f"case {case.id!r}: cannot replay wire_format {fmt!r}")
+        parsed = _PARSERS[fmt]({_BODY_KEY[fmt]: case.messages, "tools": case.tools or []})
+        rows = [t.model_dump() for t in parsed.tools]
+        chat = to_chat(fmt, parsed.messages, parsed.system, rows, parsed.params)
+        plan.notes.update(set(chat.notes))
+        step = Step(messages=chat.messages, tools=chat.tools, params=chat.params)
+        plan.append(
+            ReplayItem(item_id=case.id, kind="case", wire_format=fmt, steps=[step], case_id=case.id)
+        )
+    return plan
