@@ -105,7 +105,7 @@ def build_live_tools(args: argparse.Namespace, capture: Path) -> McpLiveTools:
     from toolproxy.replay.livetools import McpLiveTools
 
     pull_args = argparse.Namespace(
-        config=args.mcp_config, stdio=[], url=[], header=[], name=None, server=[]
+        config=args.mcp_config, stdio=[], url=[], header=[], name=[], server=[]
     )
     specs, _, _ = find_specs(pull_args, Path.cwd(), Path.home(), os.environ, sys.platform)
     _, rows = store.query(capture, "SELECT server, name, annotations FROM mcp_tools_latest")
