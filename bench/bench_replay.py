@@ -3,14 +3,12 @@
     .venv/bin/python bench/bench_replay.py [--cases 1000] [--latency 0.1] [--concurrency 50]
 
 The endpoint is the scripted upstream in its own process (`toolproxy upstream --script`),
-answering every request after `--latency` seconds with one tool call. Three measurements,
+answering every request after `--latency` seconds with one tool call. Two measurements,
 side by side:
 
 1. engine   `engine.run_matrix` into the capture through `sink.StoreSink` (what a replay
-            costs: SDK calls, closed-loop checks, rows written and fsynced), one process
-2. engine/N the same cells over N worker processes (`workers.run_workers`, `--workers`)
-3. command  the whole `toolproxy replay --cases FILE --no-grade` (planning and summary too;
-            `--workers auto`: N = min(CPUs, 4) for 1,000 cells)
+            costs: SDK calls, closed-loop checks, rows written and fsynced)
+2. command  the whole `toolproxy replay --cases FILE --no-grade` (planning and summary too)
 
 Ideal = cases / concurrency x latency (2.0 s by default); the goal is <= 1.25x ideal.
 """
@@ -33,10 +31,9 @@ from toolproxy.cli import main
 from toolproxy.grade.expectations import load_cases
 from toolproxy.proxy import free_port
 from toolproxy.replay.config import load_config
-from toolproxy.replay.engine import plan_cells, run_matrix
+from toolproxy.replay.engine import run_matrix
 from toolproxy.replay.plan import plan_from_cases
 from toolproxy.replay.sink import StoreSink
-from toolproxy.replay.workers import count_workers, jobs_for, run_workers
 
 TOOL = {
     "type": "function",
@@ -106,15 +103,6 @@ def bench_engine(folder: Path, capture: Path) -> tuple[float, int]:
     return wall, sum(r.status != "failed" for r in results)
 
 
-def bench_workers(folder: Path, capture: Path, workers: int) -> float:
-    config = load_config(folder / "cands.yaml")
-    items = list(plan_from_cases(load_cases([folder / "cases.jsonl"]), None))
-    started = time.perf_counter()
-    jobs = jobs_for(capture, "workers", config, plan_cells(config, items, set()), workers)
-    run_workers(jobs, None, {"bench": len(items)})
-    return time.perf_counter() - started
-
-
 def bench_command(folder: Path, capture: Path) -> float:
     argv = ["replay", str(folder / "cands.yaml"), "-c", str(capture), "--run", "command"]
     argv += ["--cases", str(folder / "cases.jsonl"), "--no-grade", "--no-progress"]
@@ -158,8 +146,6 @@ def main_bench() -> None:
             wait_ready(port)
             capture = store.init_capture(folder / "cap")
             engine_s, completed = bench_engine(folder, capture)
-            workers = count_workers("auto", args.cases)
-            workers_s = bench_workers(folder, capture, workers)
             command_s = bench_command(folder, capture)
             _, rows = store.query(
                 capture,
@@ -174,8 +160,7 @@ def main_bench() -> None:
         f"{args.concurrency}: ideal {ideal:.2f} s (goal <= {1.25 * ideal:.2f} s)\n"
     )
     print(f"{'':8} {'wall s':>8} {'x ideal':>8} {'cells/s':>8}")
-    arms = (("engine", engine_s), (f"engine/{workers}", workers_s), ("command", command_s))
-    for name, wall in arms:
+    for name, wall in (("engine", engine_s), ("command", command_s)):
         print(f"{name:8} {wall:8.2f} {wall / ideal:8.2f} {args.cases / wall:8.1f}")
     print(
         f"\nanswered (not failed) {completed}/{args.cases}; "

@@ -3,8 +3,7 @@
 `cmd_replay`: load the config, plan the items (`--cases`, or the capture with the
 filters), skip the cells of `--run` that `replay_cells` already holds (resume), resolve
 the keys from the environment, build the live tools for `--tools live`, play the matrix
-(`engine.run_matrix`) into the capture through `sink.StoreSink` with progress bars (in this
-process, or over `--workers` processes: `workers`; `--tools live` always plays here), then
+(`engine.run_matrix`) into the capture through `sink.StoreSink` with progress bars, then
 grade it (`grading.grade_replay`) and print one summary row per candidate plus the
 recorded production model, and the `toolproxy report` command to run next.
 
@@ -36,7 +35,6 @@ from toolproxy.replay.config import baseline_of, load_config, resolve_key
 from toolproxy.replay.grading import RECORDED, grade_replay, grade_run_name, load_cells
 from toolproxy.replay.model import CellResult, ReplayConfig, ReplayItem
 from toolproxy.replay.sink import StoreSink, writer_id
-from toolproxy.replay.workers import count_workers
 from toolproxy.table import format_table
 
 if TYPE_CHECKING:
@@ -152,7 +150,7 @@ def progress_bars(config: ReplayConfig, todo: dict[str, int], plain: bool) -> It
 
 def cmd_replay(args: argparse.Namespace) -> int:
     """Re-send captured sessions or cases to candidate models, resumably, then grade them."""
-    from toolproxy.replay.engine import plan_cells
+    from toolproxy.replay.engine import plan_cells, run_matrix
 
     config = select_config(load_config(args.config), args.candidate, args.repeats)
     run = args.run or f"{args.config.stem}-{datetime.now(UTC):%Y%m%dT%H%M%S}"
@@ -173,51 +171,6 @@ def cmd_replay(args: argparse.Namespace) -> int:
         + (f", {resumed} already done" if resumed else ""),
         file=sys.stderr,
     )
-    given = getattr(args, "workers", None)
-    workers = 1 if live is not None else count_workers(given, sum(todo.values()))
-    if workers > 1:
-        played = play_in_workers(capture, run, config, items, done, workers, todo, args)
-    else:
-        played = play_here(capture, run, config, items, done, keys, live, todo, args)
-    if live is not None and live.refused:
-        for name, why in sorted(live.refused.items()):
-            print(f"note: live tool {name} not run: {why}", file=sys.stderr)
-    grades: dict[str, list[GradeRow]] = {}
-    if not args.no_grade:
-        grades = grade_replay(
-            capture, run, items, [c.name for c in config.candidates], config.repeats, cases
-        )
-    summary = summarize(capture, run, config, items, grades)
-    baseline = report_baseline(config, run, grades)
-    command = report_command(capture, run, config, grades, baseline)
-    if args.json:
-        print(
-            json.dumps(
-                {"run": run, "played": played, "summary": summary, "report": command}, indent=2
-            )
-        )
-        return 0
-    print(f"\nreplay run {run} in {capture}\n")
-    print(render_summary(summary))
-    if command:
-        print(f"\nnext: {command}")
-    print(f"diffs: toolproxy replay-diff {run} -c {capture} --changed")
-    return 0
-
-
-def play_here(
-    capture: Path,
-    run: str,
-    config: ReplayConfig,
-    items: list[ReplayItem],
-    done: set[tuple[str, str, int]],
-    keys: dict[str, str | None],
-    live: McpLiveTools | None,
-    todo: dict[str, int],
-    args: argparse.Namespace,
-) -> int:
-    """Play the cells to play in this process (`--workers 1`, `--tools live`)."""
-    from toolproxy.replay.engine import run_matrix
     from toolproxy.replay.feedback import make_check
 
     server_tools = load_server_tools(capture)
@@ -249,30 +202,30 @@ def play_here(
             played = asyncio.run(play(progress))
     finally:
         sink.close()
-    return len(played)
-
-
-def play_in_workers(
-    capture: Path,
-    run: str,
-    config: ReplayConfig,
-    items: list[ReplayItem],
-    done: set[tuple[str, str, int]],
-    workers: int,
-    todo: dict[str, int],
-    args: argparse.Namespace,
-) -> int:
-    """Play the cells to play over `workers` processes (see `toolproxy.replay.workers`)."""
-    from toolproxy.replay.engine import plan_cells
-    from toolproxy.replay.workers import jobs_for, run_workers
-
-    jobs = jobs_for(capture, run, config, plan_cells(config, items, done), workers)
-    print(f"replay {run}: {len(jobs)} worker process(es)", file=sys.stderr)
-    with progress_bars(config, todo, args.no_progress) as progress:
-        try:
-            return run_workers(jobs, progress, todo)
-        except RuntimeError as exc:
-            raise UserError(f"{exc}; run again with --run {run} to play the rest") from None
+    if live is not None and live.refused:
+        for name, why in sorted(live.refused.items()):
+            print(f"note: live tool {name} not run: {why}", file=sys.stderr)
+    grades: dict[str, list[GradeRow]] = {}
+    if not args.no_grade:
+        grades = grade_replay(
+            capture, run, items, [c.name for c in config.candidates], config.repeats, cases
+        )
+    summary = summarize(capture, run, config, items, grades)
+    baseline = report_baseline(config, run, grades)
+    command = report_command(capture, run, config, grades, baseline)
+    if args.json:
+        print(
+            json.dumps(
+                {"run": run, "played": len(played), "summary": summary, "report": command}, indent=2
+            )
+        )
+        return 0
+    print(f"\nreplay run {run} in {capture}\n")
+    print(render_summary(summary))
+    if command:
+        print(f"\nnext: {command}")
+    print(f"diffs: toolproxy replay-diff {run} -c {capture} --changed")
+    return 0
 
 
 def summarize(
