@@ -25,6 +25,7 @@ from toolproxy.grade.model import (
     Observation,
     ObservedCall,
 )
+from toolproxy.records import ToolCall
 from toolproxy.replay.model import CallDiff, CellResult, RecordedCall, ReplayItem, Step, TurnRecord
 from toolproxy.wire.common import parse_arguments
 
@@ -50,21 +51,28 @@ def recorded_case(step: Step, case_id: str = "recorded") -> Case:
     )
 
 
-def observe_turn(turn: TurnRecord, step: Step) -> Observation:
-    """A replayed turn as the grader's Observation (offered tools: the step's)."""
+def parsed_calls(turn: TurnRecord) -> list[ToolCall]:
+    """A turn's calls as `ToolCall`s: arguments parsed as the wire parser would, or the
+    parse error kept (the one reading the store rows and the grader share)."""
     calls = []
-    for i, c in enumerate(turn.calls):
-        parsed, error = parse_arguments(c.arguments_raw)
+    for index, call in enumerate(turn.calls):
+        parsed, error = parse_arguments(call.arguments_raw)
         calls.append(
-            ObservedCall(
-                index=i,
-                call_id=c.call_id,
-                name=c.name,
-                arguments_raw=c.arguments_raw,
+            ToolCall(
+                index=index,
+                call_id=call.call_id,
+                name=call.name,
+                arguments_raw=call.arguments_raw,
                 arguments=parsed if error is None else None,
                 parse_error=error,
             )
         )
+    return calls
+
+
+def observe_turn(turn: TurnRecord, step: Step) -> Observation:
+    """A replayed turn as the grader's Observation (offered tools: the step's)."""
+    calls = [ObservedCall(**call.model_dump()) for call in parsed_calls(turn)]
     return Observation(
         exchange_id=turn.exchange_id,
         finish_reason=turn.finish_reason,

@@ -29,12 +29,11 @@ from urllib.parse import urlsplit
 
 from toolproxy.grade.checker import ServerTool
 from toolproxy.llm import build_body
-from toolproxy.records import Exchange, ParseStatus, ToolCall
+from toolproxy.records import Exchange, ParseStatus
 from toolproxy.redact import Redactor
-from toolproxy.replay.compare import diff_cell
+from toolproxy.replay.compare import diff_cell, parsed_calls
 from toolproxy.replay.model import Candidate, CellResult, ReplayItem, Step, TurnRecord
 from toolproxy.segments import SegmentWriter
-from toolproxy.wire.common import parse_arguments
 from toolproxy.wire.openai_chat import parse_request
 
 Rows = dict[str, list[dict[str, Any]]]
@@ -271,19 +270,7 @@ def turn_rows(
         "session_id": session,
         "started_at": exchange.started_at.isoformat(),
     }
-    calls = []
-    for index, call in enumerate(turn.calls):
-        parsed, error = parse_arguments(call.arguments_raw)
-        calls.append(
-            ToolCall(
-                index=index,
-                call_id=call.call_id,
-                name=call.name,
-                arguments_raw=call.arguments_raw,
-                arguments=parsed if error is None else None,
-                parse_error=error,
-            )
-        )
+    calls = parsed_calls(turn)
     return {
         "exchanges": [exchange.model_dump(mode="json")],
         "tools_offered": [link | t.model_dump(mode="json") for t in request.tools],
