@@ -44,6 +44,8 @@ CORE = [
     "toolproxy.replay.config",
     "toolproxy.replay.feedback",
     "toolproxy.replay.compare",
+    "toolproxy.replay.reply",
+    "toolproxy.replay.stream",
 ]
 # Adapters by design (they import the store, or the judge's openai client, at the top):
 # toolproxy.grade.runner, toolproxy.grade.labeling, toolproxy.grade.judge.
@@ -65,7 +67,7 @@ def test_only_the_store_imports_duckdb_and_only_the_addon_mitmproxy():
         ("duckdb", {"store.py"}),
         ("mitmproxy", {"addon.py"}),
         ("mcp", {"mcpclient.py"}),
-        ("openai", {"demo.py", "llm.py"}),
+        ("openai", {"demo.py", "llm.py", "client.py"}),
     ):
         users = {
             p.name

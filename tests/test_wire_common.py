@@ -245,3 +245,24 @@ def test_decode_stream_reports_a_cut_last_event_as_a_cut() -> None:
 def test_decode_stream_keeps_a_whole_last_event_without_blank_line() -> None:
     stream = decode_stream([SseEvent(data='{"a": 1}'), SseEvent(data="[DONE]")], ended=False)
     assert stream.objects == [{"a": 1}] and stream.done and stream.notes == []
+
+
+def test_one_line_folds_whitespace_and_cuts_with_an_ellipsis():
+    from toolproxy.wire.common import one_line
+
+    assert one_line("a\n  b\tc") == "a b c"
+    assert one_line("x" * 10, 5) == "xxxx…"
+    assert one_line("x" * 5, 5) == "xxxxx"
+
+
+def test_exception_text_names_the_cause():
+    from toolproxy.wire.common import exception_text
+
+    try:
+        try:
+            raise ConnectionResetError("peer reset")
+        except OSError as inner:
+            raise RuntimeError("wrapped") from inner
+    except RuntimeError as exc:
+        assert exception_text(exc) == "ConnectionResetError: peer reset"
+    assert exception_text(ValueError()) == "ValueError"

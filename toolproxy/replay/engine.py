@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
-from toolproxy import llm
+from toolproxy.replay import client as candidate_client
 from toolproxy.replay.feedback import CallCheck, make_check
 from toolproxy.replay.loop import Backoff, Pace, TokenBucket, ToolsMode, run_cell
 from toolproxy.replay.model import (
@@ -53,7 +53,7 @@ class Sink(Protocol):
     ) -> Awaitable[None] | None:
         """One request of a cell: `turn` is what the candidate did with `request_messages`
         (the whole conversation sent, feedback included), at step `step_index` of `item`;
-        `reply` is the `llm.CandidateReply` (body sent, status, model, latency)."""
+        `reply` is the `CandidateReply` (body sent, status, model, latency)."""
         ...
 
     def write_cell(self, result: CellResult) -> Awaitable[None] | None:
@@ -162,7 +162,7 @@ async def run_matrix(
         for cell in cells:
             queue.put_nowait(cell)
         key = keys.get(candidate.name)
-        client = llm.make_async_client(candidate, key)
+        client = candidate_client.make_async_client(candidate, key)
         bucket = TokenBucket(candidate.rate_limit) if candidate.rate_limit else None
         pace = Pace(client=client, bucket=bucket, backoff=backoff or Backoff())
         finished = 0

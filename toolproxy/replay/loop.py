@@ -6,7 +6,7 @@ agent added after that turn (`Step.messages` of the later step, less the tool me
 that answered the recorded calls: the candidate's own call ids are answered instead).
 
 Per step:
-1. send, backing off on retryable errors (`llm.RETRYABLE`) up to `candidate.retries`;
+1. send, backing off on retryable errors (`reply.RETRYABLE`) up to `candidate.retries`;
    every request goes through the candidate's rate limit; each answered or failed attempt
    is a `TurnRecord` with a fresh exchange id, written through the sink at once;
 2. closed loop: while some call fails `check` (strict JSON, then JSON Schema), tell the
@@ -38,8 +38,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal
 
-from toolproxy import llm
 from toolproxy.grade.matchers import deep_equal, show
+from toolproxy.replay import client as candidate_client
 from toolproxy.replay.feedback import NOT_RUN, CallCheck, describe, make_check
 from toolproxy.replay.model import (
     Candidate,
@@ -50,6 +50,7 @@ from toolproxy.replay.model import (
     Step,
     TurnRecord,
 )
+from toolproxy.replay.reply import CandidateReply
 
 if TYPE_CHECKING:
     from toolproxy.replay.engine import LiveTools, Sink
@@ -119,7 +120,7 @@ class TokenBucket:
 class Pace:
     """How one candidate's requests go out: a shared SDK client, rate limit and backoff."""
 
-    client: Any = None  # an `llm.make_async_client` client; None: one per request
+    client: Any = None  # a `client.make_async_client` client; None: one per request
     bucket: TokenBucket | None = None
     backoff: Backoff = field(default_factory=Backoff)
 
@@ -131,14 +132,14 @@ async def send(
     stream: bool,
     key: str | None,
     pace: Pace,
-) -> llm.CandidateReply:
+) -> CandidateReply:
     """One request with retries: retryable errors are sent again after `pace.backoff`;
     client errors and bad responses are not (the same request would fail the same way)."""
     tries = 0
     while True:
         if pace.bucket is not None:
             await pace.bucket.acquire()
-        reply = await llm.acall(
+        reply = await candidate_client.acall(
             candidate, messages, step.tools, step.params, stream, key, client=pace.client
         )
         if reply.ok or not reply.retryable or tries >= candidate.retries:
@@ -309,7 +310,7 @@ async def run_cell(
     conversation: list[dict[str, Any]] = []
     steps = item.steps
 
-    def finish(status: str, reply: llm.CandidateReply | None = None) -> CellResult:
+    def finish(status: str, reply: CandidateReply | None = None) -> CellResult:
         failed = reply is not None and not reply.ok
         return CellResult(
             run=run,

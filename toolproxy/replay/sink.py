@@ -28,18 +28,18 @@ from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from toolproxy.grade.checker import ServerTool
-from toolproxy.llm import build_body
 from toolproxy.records import Exchange, ParseStatus
 from toolproxy.redact import Redactor
 from toolproxy.replay.compare import diff_cell, parsed_calls
 from toolproxy.replay.model import Candidate, CellResult, ReplayItem, Step, TurnRecord
+from toolproxy.replay.reply import build_body
 from toolproxy.segments import SegmentWriter
 from toolproxy.wire.openai_chat import parse_request
 
 Rows = dict[str, list[dict[str, Any]]]
 FLUSH_INTERVAL_S = 0.02  # how long a finished cell may wait to share its write
 _STATUS = re.compile(r"\b(?:HTTP|status)\s*(\d{3})\b", re.IGNORECASE)
-# error kinds (llm.ReplyErrorKind) after which output may have begun but did not complete
+# error kinds (reply.ReplyErrorKind) after which output may have begun but did not complete
 _PARTIAL = frozenset({"cut_stream", "timeout", "connection"})
 # the status an error kind implies when the reply did not say
 _STATUS_OF = {"rate_limited": 429, "cut_stream": 200, "bad_response": 200}
@@ -116,7 +116,7 @@ class StoreSink:
         reply: Any = None,
     ) -> None:
         """Keep one turn's rows with its cell until the cell is written (`reply`: the
-        `llm.CandidateReply` it came from, when the engine has it; see `turn_rows`)."""
+        `CandidateReply` it came from, when the engine has it; see `turn_rows`)."""
         cand = self._candidate(candidate)
         self._items.setdefault(item.item_id, item)
         rows = turn_rows(run, cand, item, repeat, step, turn, request_messages, self._stream, reply)
@@ -214,9 +214,9 @@ def turn_rows(
 ) -> Rows:
     """The store rows of one candidate turn, as the proxy would have recorded it. Pure.
 
-    `reply` (`llm.CandidateReply`, optional) adds what a TurnRecord does not hold: the body
+    `reply` (`CandidateReply`, optional) adds what a TurnRecord does not hold: the body
     sent (`request`), HTTP `status`, the `model` that answered, `latency_ms`, `stream`.
-    Without it the body is rebuilt as `llm.build_body` builds it, and `stream` says whether
+    Without it the body is rebuilt as `reply.build_body` builds it, and `stream` says whether
     it was streamed (None: as the step was recorded).
     """
     streamed = getattr(reply, "stream", None)

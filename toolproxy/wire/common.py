@@ -118,6 +118,19 @@ def repair_surrogates(text: str) -> str:
     return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
 
 
+def one_line(text: str, limit: int = 500) -> str:
+    """`text` on one line (whitespace runs made one space), cut to `limit` characters with
+    an ellipsis: what error messages are stored and shown as."""
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def exception_text(exc: BaseException) -> str:
+    """`Type: message` of what caused `exc` (its `__cause__`, else itself)."""
+    cause = exc.__cause__ or exc
+    return f"{type(cause).__name__}: {cause}" if str(cause) else type(cause).__name__
+
+
 def joined_text(texts: list[str]) -> str | None:
     """Response text from its pieces, newline-joined; None when there is no text."""
     return repair_surrogates("\n".join(texts)) or None
