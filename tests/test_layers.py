@@ -46,6 +46,8 @@ CORE = [
     "toolproxy.replay.compare",
     "toolproxy.replay.reply",
     "toolproxy.replay.stream",
+    "toolproxy.replay.summary",
+    "toolproxy.replay.shares",
 ]
 # Adapters by design (they import the store, or the judge's openai client, at the top):
 # toolproxy.grade.runner, toolproxy.grade.labeling, toolproxy.grade.judge.

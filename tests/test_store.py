@@ -593,3 +593,13 @@ def test_columns_added_to_the_records_are_migrated(cap: Path) -> None:
     with store.open_capture(cap) as con:
         names = {r[0] for r in con.execute("DESCRIBE exchanges_compacted").fetchall()}
     assert "conversation_key" in names
+
+
+def test_query_many_answers_each_statement_on_one_connection(tmp_path):
+    capture = store.init_capture(tmp_path / "cap")
+    (a_names, a_rows), (b_names, b_rows) = store.query_many(
+        capture, [("SELECT ? AS x", [1]), ("SELECT count(*) AS n FROM exchanges", None)]
+    )
+    assert (a_names, a_rows, b_names, b_rows) == (["x"], [(1,)], ["n"], [(0,)])
+    with pytest.raises(store.QueryError, match="nope"):
+        store.query_many(capture, [("SELECT 1", None), ("SELECT * FROM nope", None)])

@@ -266,3 +266,11 @@ def test_exception_text_names_the_cause():
     except RuntimeError as exc:
         assert exception_text(exc) == "ConnectionResetError: peer reset"
     assert exception_text(ValueError()) == "ValueError"
+
+
+def test_decoded_reads_json_text_and_keeps_the_rest():
+    from toolproxy.wire.common import decoded
+
+    assert decoded('{"a": [1]}') == {"a": [1]} and decoded("3") == 3
+    assert decoded("not json") == "not json" and decoded(None) is None
+    assert decoded({"already": "a dict"}) == {"already": "a dict"}

@@ -15,9 +15,22 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 def cmd_replay_diff(args: argparse.Namespace) -> int:
     """Per call, recorded vs replayed: tool, arguments, label."""
-    from toolproxy.replay.command import cmd_replay_diff as run
+    from toolproxy.replay.diffview import cmd_replay_diff as run
 
     return run(args)
+
+
+def _workers(text: str) -> str | int:
+    """`--workers`: `auto` or a positive number."""
+    if text == "auto":
+        return text
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if not 1 <= value <= 64:
+        raise argparse.ArgumentTypeError("must be `auto` or a number from 1 to 64")
+    return value
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -82,6 +95,15 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         default=[],
         help="MCP config(s) naming the servers for --tools live (default: the "
         "usual locations, as `toolproxy mcp pull`)",
+    )
+    p.add_argument(
+        "--workers",
+        type=_workers,
+        default="auto",
+        metavar="N",
+        help="worker processes playing the cells (default auto: 1 under 200 cells to play, "
+        "else min(CPUs, 4)); each candidate's concurrency and rate_limit are totals split "
+        "across workers; --tools live always uses 1",
     )
     p.add_argument("--no-grade", action="store_true", help="do not grade the run afterwards")
     p.add_argument("--no-progress", action="store_true", help="no progress bars")

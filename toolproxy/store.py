@@ -29,7 +29,7 @@ import fcntl
 import json
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import closing, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -353,6 +353,21 @@ def query(
             return names, cur.fetchall()
         except duckdb.Error as e:
             raise QueryError(str(e)) from e
+
+
+def query_many(
+    path: Path | str, statements: Sequence[tuple[str, list[Any] | dict[str, Any] | None]]
+) -> list[tuple[list[str], list[tuple[Any, ...]]]]:
+    """`query` for several statements on one read-only connection (one open, not many)."""
+    with closing(open_capture(path)) as con:
+        out = []
+        for sql, params in statements:
+            try:
+                cur = con.execute(sql, params)
+            except duckdb.Error as e:
+                raise QueryError(str(e)) from e
+            out.append(([d[0] for d in cur.description or []], cur.fetchall()))
+        return out
 
 
 def _dicts(cur: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:

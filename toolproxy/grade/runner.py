@@ -119,11 +119,16 @@ def summarize(rows: Sequence[GradeRow]) -> dict[str, Any]:
     }
 
 
+SERVER_TOOLS_SQL = "SELECT DISTINCT server, name, input_schema FROM mcp_tools_latest ORDER BY 1, 2"
+
+
 def load_server_tools(capture: Path | str) -> list[tuple[str, str, Any]]:
     """(server, tool, input_schema) of each MCP server's latest pull, for resolve_schema."""
-    _, rows = store.query(
-        capture, "SELECT DISTINCT server, name, input_schema FROM mcp_tools_latest ORDER BY 1, 2"
-    )
+    return server_tools_of(store.query(capture, SERVER_TOOLS_SQL)[1])
+
+
+def server_tools_of(rows: Sequence[tuple[Any, ...]]) -> list[tuple[str, str, Any]]:
+    """`load_server_tools` of the rows `SERVER_TOOLS_SQL` returned."""
     return [(s, n, json.loads(x) if isinstance(x, str) else x) for s, n, x in rows]
 
 

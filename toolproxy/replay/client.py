@@ -11,10 +11,12 @@ concurrency is bound by the client's CPU, not by the endpoint.
 
 from __future__ import annotations
 
+import ssl
 import time
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
+from functools import cache
 from typing import Any
 
 import httpx2
@@ -45,6 +47,19 @@ from toolproxy.wire.common import (
 _BODY_CHARS = 2000
 
 
+@cache
+def tls_context() -> ssl.SSLContext:
+    """The TLS context every candidate client shares: the SDK's default (certifi's roots,
+    `SSL_CERT_FILE`/`SSL_CERT_DIR` honoured), made once per process (~30 ms each time)."""
+    return httpx2.create_ssl_context()
+
+
+def preload() -> None:
+    """Do now what a process's first client would: import the transport's modules and make
+    the TLS context (forked replay workers then start without either)."""
+    tls_context()
+
+
 def make_async_client(candidate: Candidate, key: str | None) -> openai.AsyncOpenAI:
     """An async SDK client for `candidate`: no SDK retries (replay backs off itself), the
     aiohttp transport, as many pooled connections as the candidate's concurrency. Made
@@ -56,6 +71,7 @@ def make_async_client(candidate: Candidate, key: str | None) -> openai.AsyncOpen
         timeout=candidate.timeout_s,
         http_client=openai.DefaultAioHttpClient(
             timeout=candidate.timeout_s,
+            verify=tls_context(),
             limits=httpx2.Limits(
                 max_connections=max(candidate.concurrency, 1),
                 max_keepalive_connections=max(candidate.concurrency, 1),

@@ -1,13 +1,14 @@
-"""`toolproxy replay` and `toolproxy replay-diff`: the glue between the CLI and the replay.
+"""`toolproxy replay`: the glue between the CLI and the replay.
 
 `cmd_replay`: load the config, plan the items (`--cases`, or the capture with the
 filters), skip the cells of `--run` that `replay_cells` already holds (resume), resolve
 the keys from the environment, build the live tools for `--tools live`, play the matrix
-(`engine.run_matrix`) into the capture through `sink.StoreSink` with progress bars, then
+(`engine.run_matrix`) into the capture through `sink.StoreSink` with progress bars (in this
+process, or over `--workers` processes: `workers`; `--tools live` always plays here), then
 grade it (`grading.grade_replay`) and print one summary row per candidate plus the
 recorded production model, and the `toolproxy report` command to run next.
 
-`cmd_replay_diff`: the `replay_diffs` of a run, as a table or JSON lines.
+`toolproxy replay-diff` is `diffview.cmd_replay_diff`.
 """
 
 from __future__ import annotations
@@ -30,12 +31,16 @@ from toolproxy.errors import UserError
 from toolproxy.grade.expectations import load_cases
 from toolproxy.grade.labeling import parse_time
 from toolproxy.grade.model import Case, GradeRow
-from toolproxy.grade.runner import load_server_tools
+from toolproxy.grade.runner import SERVER_TOOLS_SQL, server_tools_of
 from toolproxy.replay.config import baseline_of, load_config, resolve_key
 from toolproxy.replay.grading import RECORDED, grade_replay, grade_run_name, load_cells
 from toolproxy.replay.model import CellResult, ReplayConfig, ReplayItem
+from toolproxy.replay.shares import count_workers
 from toolproxy.replay.sink import StoreSink, writer_id
+from toolproxy.replay.summary import CellBrief, brief, candidate_rows, mean, pass_rate
+from toolproxy.replay.workers import usable_cpus
 from toolproxy.table import format_table
+from toolproxy.wire.common import decoded
 
 if TYPE_CHECKING:
     from toolproxy.replay.livetools import McpLiveTools
@@ -62,12 +67,19 @@ def select_config(config: ReplayConfig, names: Sequence[str], repeats: int | Non
     return config.model_copy(update=update)
 
 
-def done_cells(capture: Path, run: str) -> set[tuple[str, str, int]]:
-    """(candidate, item id, repeat) of every cell of `run` already in the store."""
-    _, rows = store.query(
-        capture, "SELECT DISTINCT candidate, item_id, repeat FROM replay_cells WHERE run = ?", [run]
+def read_state(
+    capture: Path, run: str
+) -> tuple[set[tuple[str, str, int]], list[tuple[str, str, Any]]]:
+    """(candidate, item id, repeat) of every cell of `run` already in the store, and the
+    MCP servers' tool schemas (`load_server_tools`): one read of the store for both."""
+    (_, cells), (_, tools) = store.query_many(
+        capture,
+        [
+            ("SELECT DISTINCT candidate, item_id, repeat FROM replay_cells WHERE run = ?", [run]),
+            (SERVER_TOOLS_SQL, None),
+        ],
     )
-    return {(c, i, int(r)) for c, i, r in rows}
+    return {(c, i, int(r)) for c, i, r in cells}, server_tools_of(tools)
 
 
 def plan_items(
@@ -111,7 +123,7 @@ def build_live_tools(args: argparse.Namespace, capture: Path) -> McpLiveTools:
     _, rows = store.query(capture, "SELECT server, name, annotations FROM mcp_tools_latest")
     listed: dict[str, list[dict[str, Any]]] = {}
     for server, name, notes in rows:
-        listed.setdefault(server, []).append({"name": name, "annotations": _loads(notes)})
+        listed.setdefault(server, []).append({"name": name, "annotations": decoded(notes)})
     return McpLiveTools(specs, listed or None, allow_side_effects=args.allow_side_effects)
 
 
@@ -150,7 +162,7 @@ def progress_bars(config: ReplayConfig, todo: dict[str, int], plain: bool) -> It
 
 def cmd_replay(args: argparse.Namespace) -> int:
     """Re-send captured sessions or cases to candidate models, resumably, then grade them."""
-    from toolproxy.replay.engine import plan_cells, run_matrix
+    from toolproxy.replay.engine import plan_cells
 
     config = select_config(load_config(args.config), args.candidate, args.repeats)
     run = args.run or f"{args.config.stem}-{datetime.now(UTC):%Y%m%dT%H%M%S}"
@@ -162,7 +174,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
         raise UserError("nothing to replay: no captured turn or case matched")
     keys = {c.name: resolve_key(c) for c in config.candidates}
     live = build_live_tools(args, capture) if args.tools == "live" else None
-    done = done_cells(capture, run)
+    done, server_tools = read_state(capture, run)
     todo = {name: len(cells) for name, cells in plan_cells(config, items, done).items()}
     resumed = sum(1 for c in done if c[0] in keys)
     print(
@@ -171,9 +183,60 @@ def cmd_replay(args: argparse.Namespace) -> int:
         + (f", {resumed} already done" if resumed else ""),
         file=sys.stderr,
     )
+    given = getattr(args, "workers", None)
+    workers = 1 if live is not None else count_workers(given, sum(todo.values()), usable_cpus())
+    if workers > 1:
+        briefs = play_in_workers(
+            capture, run, config, items, done, server_tools, workers, todo, args
+        )
+    else:
+        briefs = play_here(capture, run, config, items, done, server_tools, keys, live, todo, args)
+    played = len(briefs)
+    if done:  # a resumed run: the cells finished before are read back for the summary
+        old = [c for c in load_cells(capture, run) if (c.candidate, c.item_id, c.repeat) in done]
+        briefs += [brief(c) for c in old]
+    if live is not None and live.refused:
+        for name, why in sorted(live.refused.items()):
+            print(f"note: live tool {name} not run: {why}", file=sys.stderr)
+    grades: dict[str, list[GradeRow]] = {}
+    if not args.no_grade:
+        grades = grade_replay(
+            capture, run, items, [c.name for c in config.candidates], config.repeats, cases
+        )
+    summary = summarize(capture, run, config, items, grades, briefs)
+    baseline = report_baseline(config, run, grades)
+    command = report_command(capture, run, config, grades, baseline)
+    if args.json:
+        print(
+            json.dumps(
+                {"run": run, "played": played, "summary": summary, "report": command}, indent=2
+            )
+        )
+        return 0
+    print(f"\nreplay run {run} in {capture}\n")
+    print(render_summary(summary))
+    if command:
+        print(f"\nnext: {command}")
+    print(f"diffs: toolproxy replay-diff {run} -c {capture} --changed")
+    return 0
+
+
+def play_here(
+    capture: Path,
+    run: str,
+    config: ReplayConfig,
+    items: list[ReplayItem],
+    done: set[tuple[str, str, int]],
+    server_tools: list[tuple[str, str, Any]],
+    keys: dict[str, str | None],
+    live: McpLiveTools | None,
+    todo: dict[str, int],
+    args: argparse.Namespace,
+) -> list[CellBrief]:
+    """Play the cells to play in this process (`--workers 1`, `--tools live`); their briefs."""
+    from toolproxy.replay.engine import run_matrix
     from toolproxy.replay.feedback import make_check
 
-    server_tools = load_server_tools(capture)
     sink = StoreSink(
         capture,
         run,
@@ -202,30 +265,37 @@ def cmd_replay(args: argparse.Namespace) -> int:
             played = asyncio.run(play(progress))
     finally:
         sink.close()
-    if live is not None and live.refused:
-        for name, why in sorted(live.refused.items()):
-            print(f"note: live tool {name} not run: {why}", file=sys.stderr)
-    grades: dict[str, list[GradeRow]] = {}
-    if not args.no_grade:
-        grades = grade_replay(
-            capture, run, items, [c.name for c in config.candidates], config.repeats, cases
-        )
-    summary = summarize(capture, run, config, items, grades)
-    baseline = report_baseline(config, run, grades)
-    command = report_command(capture, run, config, grades, baseline)
-    if args.json:
-        print(
-            json.dumps(
-                {"run": run, "played": len(played), "summary": summary, "report": command}, indent=2
-            )
-        )
-        return 0
-    print(f"\nreplay run {run} in {capture}\n")
-    print(render_summary(summary))
-    if command:
-        print(f"\nnext: {command}")
-    print(f"diffs: toolproxy replay-diff {run} -c {capture} --changed")
-    return 0
+    return [brief(r) for r in played]
+
+
+def play_in_workers(
+    capture: Path,
+    run: str,
+    config: ReplayConfig,
+    items: list[ReplayItem],
+    done: set[tuple[str, str, int]],
+    server_tools: list[tuple[str, str, Any]],
+    workers: int,
+    todo: dict[str, int],
+    args: argparse.Namespace,
+) -> list[CellBrief]:
+    """Play the cells to play over `workers` processes (see `toolproxy.replay.workers`);
+    their briefs, as the workers sent them back."""
+    from toolproxy.replay.engine import plan_cells
+    from toolproxy.replay.shares import jobs_for
+    from toolproxy.replay.workers import Workers
+
+    todo_cells = plan_cells(config, items, done)
+    jobs = jobs_for(capture, run, config, todo_cells, workers, server_tools)
+    # started before the progress bars: rich's refresh thread would rule out forking
+    with Workers(jobs) as started:
+        how = "forked" if started.forked else "spawned"
+        print(f"replay {run}: {len(jobs)} worker process(es), {how}", file=sys.stderr)
+        with progress_bars(config, todo, args.no_progress) as progress:
+            try:
+                return started.follow(progress, todo)
+            except RuntimeError as exc:
+                raise UserError(f"{exc}; run again with --run {run} to play the rest") from None
 
 
 def summarize(
@@ -234,29 +304,12 @@ def summarize(
     config: ReplayConfig,
     items: Sequence[ReplayItem],
     grades: dict[str, list[GradeRow]],
+    briefs: Sequence[CellBrief],
 ) -> list[dict[str, Any]]:
-    """One row per candidate, then the recorded model's row when it was graded."""
-    cells = load_cells(capture, run)
-    rows = []
-    for cand in config.candidates:
-        own = [c for c in cells if c.candidate == cand.name]
-        turns = [t for c in own for t in c.turns]
-        needed = [c.recovered for c in own if c.recovered is not None]
-        rows.append(
-            {
-                "candidate": cand.name,
-                "model": cand.model,
-                "cells": f"{len(own)}/{len(items) * config.repeats}",
-                "completed": sum(c.status == "completed" for c in own),
-                "diverged": sum(c.status == "diverged" for c in own),
-                "failed": sum(c.status == "failed" for c in own),
-                "retries": sum(c.retry_count for c in own),
-                "recovered": f"{sum(needed)}/{len(needed)}" if needed else "",
-                "pass_rate": pass_rate(grades.get(grade_run_name(run, cand.name))),
-                "ttft_ms": mean([t.ttft_ms for t in turns]),
-                "tps": mean([t.tps for t in turns]),
-            }
-        )
+    """One row per candidate (from the `briefs` of every finished cell), then the recorded
+    model's row when it was graded."""
+    rates = {c.name: pass_rate(grades.get(grade_run_name(run, c.name))) for c in config.candidates}
+    rows = candidate_rows(config, len(items), briefs, rates)
     recorded = grades.get(grade_run_name(run, RECORDED))
     if recorded:
         ids = sorted({s.exchange_id for i in items for s in i.steps if s.exchange_id})
@@ -290,18 +343,6 @@ def render_summary(rows: Sequence[dict[str, Any]]) -> str:
     return format_table(columns, [[_show(r[c]) for c in columns] for r in rows])
 
 
-def pass_rate(rows: Sequence[GradeRow] | None) -> float | None:
-    """passed / graded (None: nothing graded)."""
-    graded = [r for r in rows or [] if not r.not_graded]
-    return sum(r.passed for r in graded) / len(graded) if graded else None
-
-
-def mean(values: Sequence[float | None]) -> float | None:
-    """The mean of the known values (None when there are none)."""
-    known = [v for v in values if v is not None]
-    return sum(known) / len(known) if known else None
-
-
 def report_baseline(config: ReplayConfig, run: str, grades: dict[str, list[GradeRow]]) -> str:
     """The report's baseline: a candidate marked `baseline: true`, else the recorded
     production model when graded, else the first candidate."""
@@ -323,79 +364,6 @@ def report_command(
     ordered = sorted(names, key=lambda n: (not n.endswith(f":{RECORDED}"), n))
     runs = " ".join(f"-r {_quote(n)}" for n in ordered)
     return f"toolproxy report -c {_quote(str(capture))} {runs} --baseline {_quote(baseline)}"
-
-
-def cmd_replay_diff(args: argparse.Namespace) -> int:
-    """Per call, recorded vs replayed: tool, arguments, label."""
-    where = ["run = $run"]
-    params: dict[str, Any] = {"run": args.run}
-    if args.candidate:
-        where.append("list_contains($candidates, candidate)")
-        params["candidates"] = list(args.candidate)
-    if args.changed:
-        where.append("(NOT same_tool OR NOT same_arguments OR label IS NOT NULL)")
-    names, rows = store.query(
-        args.capture,
-        f"SELECT * FROM replay_diffs WHERE {' AND '.join(where)} "
-        'ORDER BY candidate, item_id, repeat, step, "index"',
-        params,
-    )
-    if not rows:
-        _, cells = store.query(
-            args.capture, "SELECT count(*) FROM replay_cells WHERE run = ?", [args.run]
-        )
-        if not cells[0][0]:
-            raise UserError(f"no replay run named {args.run!r} in {args.capture}")
-    diffs = [dict(zip(names, r, strict=True)) for r in rows]
-    if args.json:
-        for d in diffs:
-            d["recorded_arguments"] = _loads(d["recorded_arguments"])
-            d["replayed_arguments"] = _loads(d["replayed_arguments"])
-            print(json.dumps(d, ensure_ascii=False, default=str))
-        return 0
-    table = [
-        [
-            d["candidate"],
-            d["item_id"],
-            d["repeat"],
-            d["step"],
-            d["index"],
-            _call(d["recorded_tool"], d["recorded_arguments"]),
-            _call(d["replayed_tool"], d["replayed_arguments"]),
-            "same"
-            if d["same_tool"] and d["same_arguments"]
-            else "tool"
-            if not d["same_tool"]
-            else "args",
-            d["label"] or "",
-        ]
-        for d in diffs
-    ]
-    columns = ["candidate", "item", "k", "step", "#", "recorded", "replayed", "diff", "label"]
-    print(format_table(columns, table, width=50))
-    print(f"\n{len(diffs)} call(s)")
-    return 0
-
-
-def _call(tool: str | None, arguments: Any) -> str:
-    if tool is None:
-        return "(none)"
-    value = _loads(arguments)
-    text = (
-        value
-        if isinstance(value, str)
-        else json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-    )
-    return f"{tool}({text})"
-
-
-def _loads(value: Any) -> Any:
-    if not isinstance(value, str):
-        return value
-    try:
-        return json.loads(value)
-    except ValueError:
-        return value
 
 
 def _show(value: Any) -> Any:

@@ -118,6 +118,16 @@ def repair_surrogates(text: str) -> str:
     return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
 
 
+def decoded(value: Any) -> Any:
+    """`value` decoded when it is JSON text (as the store returns JSON columns), else as is."""
+    if not isinstance(value, str):
+        return value
+    try:
+        return json.loads(value)
+    except ValueError:
+        return value
+
+
 def one_line(text: str, limit: int = 500) -> str:
     """`text` on one line (whitespace runs made one space), cut to `limit` characters with
     an ellipsis: what error messages are stored and shown as."""

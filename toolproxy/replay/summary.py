@@ -1,0 +1,86 @@
+"""The end-of-replay summary: one row per candidate, from each cell's `CellBrief`. Pure.
+
+A brief is what the summary needs of a finished cell (status, closed-loop retries,
+whether corrections recovered, TTFT/TPS of its turns). The cells played now are briefed
+where they were played (this process, or each worker, which sends its briefs back when
+it ends); the cells a resumed run had already finished are briefed from the store. So the
+summary never reads back what this run just wrote.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from toolproxy.grade.model import GradeRow
+from toolproxy.replay.model import CellResult, ReplayConfig
+
+
+class CellBrief(BaseModel):
+    """What the summary keeps of one finished cell."""
+
+    candidate: str
+    status: str = Field(description="completed, diverged or failed")
+    retry_count: int = 0
+    recovered: bool | None = None
+    ttft_ms: list[float] = Field(default_factory=list, description="per turn, where measured")
+    tps: list[float] = Field(default_factory=list, description="per turn, where measured")
+
+
+def brief(cell: CellResult) -> CellBrief:
+    """The brief of a finished cell."""
+    return CellBrief(
+        candidate=cell.candidate,
+        status=cell.status,
+        retry_count=cell.retry_count,
+        recovered=cell.recovered,
+        ttft_ms=[t.ttft_ms for t in cell.turns if t.ttft_ms is not None],
+        tps=[t.tps for t in cell.turns if t.tps is not None],
+    )
+
+
+def candidate_rows(
+    config: ReplayConfig,
+    items: int,
+    briefs: Iterable[CellBrief],
+    pass_rates: dict[str, float | None],
+) -> list[dict[str, Any]]:
+    """One summary row per candidate of `config` (`items`: how many items were planned;
+    `pass_rates`: per candidate name, None when nothing was graded)."""
+    by_name: dict[str, list[CellBrief]] = {c.name: [] for c in config.candidates}
+    for b in briefs:
+        by_name.setdefault(b.candidate, []).append(b)
+    rows = []
+    for cand in config.candidates:
+        own = by_name[cand.name]
+        needed = [b.recovered for b in own if b.recovered is not None]
+        rows.append(
+            {
+                "candidate": cand.name,
+                "model": cand.model,
+                "cells": f"{len(own)}/{items * config.repeats}",
+                "completed": sum(b.status == "completed" for b in own),
+                "diverged": sum(b.status == "diverged" for b in own),
+                "failed": sum(b.status == "failed" for b in own),
+                "retries": sum(b.retry_count for b in own),
+                "recovered": f"{sum(needed)}/{len(needed)}" if needed else "",
+                "pass_rate": pass_rates.get(cand.name),
+                "ttft_ms": mean([v for b in own for v in b.ttft_ms]),
+                "tps": mean([v for b in own for v in b.tps]),
+            }
+        )
+    return rows
+
+
+def pass_rate(rows: Sequence[GradeRow] | None) -> float | None:
+    """passed / graded (None: nothing graded)."""
+    graded = [r for r in rows or [] if not r.not_graded]
+    return sum(r.passed for r in graded) / len(graded) if graded else None
+
+
+def mean(values: Sequence[float | None]) -> float | None:
+    """The mean of the known values (None when there are none)."""
+    known = [v for v in values if v is not None]
+    return sum(known) / len(known) if known else None
