@@ -158,7 +158,7 @@ def bench_command(folder: Path, capture: Path, run: str) -> float:
         "import toolproxy.replay.command, toolproxy.replay.plan, toolproxy.replay.workers\n"
         "started = time.perf_counter()\n"
         "code = main(sys.argv[1:])\n"
-        "print(f'{time.perf_counter() - started:.6f}', file=sys.stderr)\n"
+        "print(f'bench-wall {time.perf_counter() - started:.6f}', file=sys.stderr)\n"
         "sys.exit(code)\n"
     )
     done = subprocess.run(
@@ -166,7 +166,8 @@ def bench_command(folder: Path, capture: Path, run: str) -> float:
     )
     if done.returncode != 0:
         raise SystemExit(f"toolproxy replay exited {done.returncode}: {done.stderr[-2000:]!r}")
-    return float(done.stderr.decode().strip().splitlines()[-1])
+    walls = [ln for ln in done.stderr.decode().splitlines() if ln.startswith("bench-wall ")]
+    return float(walls[-1].split()[1])
 
 
 CELLS = "SELECT run, count(*), count(DISTINCT item_id) FROM replay_cells GROUP BY 1"

@@ -48,6 +48,7 @@ CORE = [
     "toolproxy.replay.stream",
     "toolproxy.replay.summary",
     "toolproxy.replay.shares",
+    "toolproxy.gctools",
 ]
 # Adapters by design (they import the store, or the judge's openai client, at the top):
 # toolproxy.grade.runner, toolproxy.grade.labeling, toolproxy.grade.judge.

@@ -192,10 +192,12 @@ def _read_yaml(path: Path, text: str, issues: list[Issue]) -> list[Located]:
 
 
 def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    keys = [k for k, _ in pairs]
-    if dup := next((k for k in keys if keys.count(k) > 1), None):
+    found = dict(pairs)
+    if len(found) != len(pairs):
+        keys = [k for k, _ in pairs]
+        dup = next(k for k in keys if keys.count(k) > 1)
         raise ValueError(f"duplicate key {dup!r}")
-    return dict(pairs)
+    return found
 
 
 def _fixed_line(line: int, path: FieldPath) -> int:

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from toolproxy import store
 from toolproxy.errors import UserError
+from toolproxy.gctools import frozen_gc, paused_gc
 from toolproxy.grade.expectations import load_cases
 from toolproxy.grade.labeling import parse_time
 from toolproxy.grade.model import Case, GradeRow
@@ -167,7 +168,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
     config = select_config(load_config(args.config), args.candidate, args.repeats)
     run = args.run or f"{args.config.stem}-{datetime.now(UTC):%Y%m%dT%H%M%S}"
     capture = store.init_capture(args.capture)
-    items, cases, notes = plan_items(args, capture)
+    with paused_gc():
+        items, cases, notes = plan_items(args, capture)
     for note in notes:
         print(f"note: {note}", file=sys.stderr)
     if not items:
@@ -185,12 +187,15 @@ def cmd_replay(args: argparse.Namespace) -> int:
     )
     given = getattr(args, "workers", None)
     workers = 1 if live is not None else count_workers(given, sum(todo.values()), usable_cpus())
-    if workers > 1:
-        briefs = play_in_workers(
-            capture, run, config, items, done, server_tools, workers, todo, args
-        )
-    else:
-        briefs = play_here(capture, run, config, items, done, server_tools, keys, live, todo, args)
+    with frozen_gc():  # the plan lives as long as the play: collections need not walk it
+        if workers > 1:
+            briefs = play_in_workers(
+                capture, run, config, items, done, server_tools, workers, todo, args
+            )
+        else:
+            briefs = play_here(
+                capture, run, config, items, done, server_tools, keys, live, todo, args
+            )
     played = len(briefs)
     if done:  # a resumed run: the cells finished before are read back for the summary
         old = [c for c in load_cells(capture, run) if (c.candidate, c.item_id, c.repeat) in done]

@@ -180,7 +180,7 @@ class Workers:
             raise
         finally:
             if self.forked:
-                gc.unfreeze()  # in this process only: the parent collects as before
+                gc.unfreeze()  # in this process: what the parent frees is freed again
 
     def follow(self, progress: Progress | None, totals: Mapping[str, int]) -> list[CellBrief]:
         """Wait for every worker, turning their lines into `progress`; the briefs of the
