@@ -5,16 +5,16 @@ SDK's HTTP stack), so the cells still to play are split over N processes:
 
 - `shares.partition` (pure) deals each candidate's cells round-robin over at most N
   workers and splits the candidate's `concurrency` and `rate_limit` between them.
-- `Workers` starts a worker per share and turns the line each worker writes per finished
-  cell into progress. On Linux, from a process with no other thread (native ones counted:
-  `can_fork`), a worker is a fork (it starts playing at once: spawning
-  `python -m toolproxy.replay.workers` costs ~1.3 s of imports per worker, half the run at
-  1,000 cells); otherwise it is that spawned process, its `Job` sent as one JSON line on
-  stdin. No key is in a job: a worker
-  resolves keys from the environment it inherits. A worker writes its cells with its own
-  `StoreSink` (its own segment writer id), so every cell's row is written by exactly one
-  process, and a killed run (parent or worker) resumes like a single-process one: cells
-  with a `replay_cells` row are skipped, the others played again.
+- `Workers` starts a worker per share and turns the progress lines each worker writes
+  (cells finished, at most ten lines a second) into progress. On Linux, from a process
+  with no other thread (native ones counted: `can_fork`), a worker is a fork (it starts
+  playing at once: spawning `python -m toolproxy.replay.workers` costs ~1.3 s of imports
+  per worker, half the run at 1,000 cells); otherwise it is that spawned process, its
+  `Job` sent as one JSON line on stdin. No key is in a job: a worker resolves keys from
+  the environment it inherits. A worker writes its cells with its own `StoreSink` (its
+  own segment writer id), so every cell's row is written by exactly one process, and a
+  killed run (parent or worker) resumes like a single-process one: cells with a
+  `replay_cells` row are skipped, the others played again.
 - A worker watches a pipe only its parent writes to (a spawned worker: its stdin) and
   exits when it closes: a worker never outlives its parent.
 """
@@ -28,6 +28,7 @@ import secrets
 import subprocess
 import sys
 import threading
+import time
 import traceback
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -203,7 +204,7 @@ class Workers:
                         briefs.extend(CellBrief.model_validate(b) for b in message["briefs"])
                     elif isinstance(message, dict) and "candidate" in message:
                         name = message["candidate"]
-                        finished[name] = finished.get(name, 0) + 1
+                        finished[name] = finished.get(name, 0) + int(message.get("cells", 1))
                         if progress is not None:
                             progress(name, finished[name], totals.get(name, 0))
 
@@ -294,10 +295,14 @@ def play_job(job: Job, report: Callable[[str], None]) -> list[CellResult]:
     return results
 
 
+REPORT_EVERY_S = 0.1  # a worker's progress lines, at most this often (and at its end)
+
+
 def serve(job: Job, out: IO[str], stop: int) -> int:
-    """Play `job`, writing a JSON line per finished cell to `out` and, at the end, one with
-    every cell's brief; exit the process as soon as file descriptor `stop` reaches its end
-    (the parent closed it, or died)."""
+    """Play `job`, writing progress lines to `out` (`{"candidate", "cells"}`: cells
+    finished since the last line, at most every `REPORT_EVERY_S`) and, at the end, one
+    with every cell's brief; exit the process as soon as file descriptor `stop` reaches
+    its end (the parent closed it, or died)."""
 
     def watch() -> None:
         while os.read(stop, 4096):  # unbuffered: no lock left held at interpreter exit
@@ -305,12 +310,24 @@ def serve(job: Job, out: IO[str], stop: int) -> int:
         os._exit(3)  # unwritten cells have no row: the next run plays them
 
     threading.Thread(target=watch, daemon=True).start()
+    unreported: dict[str, int] = {}
+    last = time.monotonic()
+
+    def flush() -> None:
+        nonlocal last
+        for name, cells in unreported.items():
+            out.write(json.dumps({"candidate": name, "cells": cells}) + "\n")
+        unreported.clear()
+        out.flush()
+        last = time.monotonic()
 
     def report(name: str) -> None:
-        out.write(json.dumps({"candidate": name}) + "\n")
-        out.flush()
+        unreported[name] = unreported.get(name, 0) + 1
+        if time.monotonic() - last >= REPORT_EVERY_S:
+            flush()
 
     results = play_job(job, report)
+    flush()
     out.write(json.dumps({"briefs": [brief(r).model_dump() for r in results]}) + "\n")
     out.flush()
     return 0
