@@ -64,6 +64,7 @@ from typing import Any
 
 import jsonschema
 
+from toolproxy.gctools import paused_gc
 from toolproxy.grade.casefile import (
     ExpectationError,
     FieldPath,
@@ -277,7 +278,15 @@ def _to_case(raw: dict[str, Any]) -> Case:
 
 
 def load_cases(paths: Sequence[Path]) -> list[Case]:
-    """Every case of the files, in order; raises `ExpectationError` listing all problems."""
+    """Every case of the files, in order; raises `ExpectationError` listing all problems.
+
+    The cyclic garbage collector is paused meanwhile (`gctools.paused_gc`): loading makes
+    many objects and no cycles."""
+    with paused_gc():
+        return _load_cases(paths)
+
+
+def _load_cases(paths: Sequence[Path]) -> list[Case]:
     issues: list[Issue] = []
     cases: list[Case] = []
     first: dict[str, str] = {}  # id -> file:line where it was first defined
