@@ -2,40 +2,10 @@
 
 from __future__ import annotations
 
+from tests.replay_cells import cand, item
 from toolproxy.replay.engine import plan_cells
-from toolproxy.replay.model import Candidate, RecordedCall, ReplayConfig, ReplayItem, Step
+from toolproxy.replay.model import ReplayConfig
 from toolproxy.replay.shares import auto_workers, count_workers, partition
-
-TOOL = {
-    "type": "function",
-    "function": {
-        "name": "get_weather",
-        "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
-    },
-}
-
-
-def item(item_id: str) -> ReplayItem:
-    step = Step(
-        messages=[{"role": "user", "content": f"weather? ({item_id})"}],
-        tools=[TOOL],
-        recorded_calls=[
-            RecordedCall(name="get_weather", arguments_raw='{"city":"Paris"}', arguments={})
-        ],
-    )
-    return ReplayItem(item_id=item_id, kind="exchange", steps=[step])
-
-
-def cand(name: str, concurrency: int, rate: float | None = None, url: str = "http://x/v1"):
-    return Candidate(
-        name=name,
-        base_url=url,
-        model=name,
-        concurrency=concurrency,
-        rate_limit=rate,
-        retries=0,
-        timeout_s=5,
-    )
 
 
 def test_partition_splits_cells_and_limits():

@@ -20,7 +20,6 @@ Stable strings (`Ungradable.kind`):
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, Literal
@@ -28,6 +27,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from toolproxy.grade.model import Case, Observation, ObservedCall
+from toolproxy.wire.common import decoded
 
 UngradableKind = Literal["needs_replay", "no_exchange", "upstream_failed", "not_parsed"]
 
@@ -66,13 +66,13 @@ def build_observation(
                 call_id=c.get("call_id"),
                 name=c.get("name"),
                 arguments_raw=c.get("arguments_raw") or "",
-                arguments=_loads(c.get("arguments")),
+                arguments=decoded(c.get("arguments")),
                 parse_error=c.get("parse_error"),
             )
             for c in sorted(calls, key=lambda c: c.get("index") or 0)
         ],
         offered=[
-            {"name": t.get("name"), "parameters": _loads(t.get("parameters"))}
+            {"name": t.get("name"), "parameters": decoded(t.get("parameters"))}
             for t in sorted(offered, key=lambda t: t.get("position") or 0)
         ],
     )
@@ -154,12 +154,3 @@ def load_observations(
 def _dicts(result: tuple[list[str], list[tuple[Any, ...]]]) -> list[dict[str, Any]]:
     names, rows = result
     return [dict(zip(names, row, strict=True)) for row in rows]
-
-
-def _loads(value: Any) -> Any:
-    if not isinstance(value, str):
-        return value
-    try:
-        return json.loads(value)
-    except ValueError:
-        return value

@@ -22,6 +22,7 @@ import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -187,15 +188,12 @@ def cmd_replay(args: argparse.Namespace) -> int:
     )
     given = getattr(args, "workers", None)
     workers = 1 if live is not None else count_workers(given, sum(todo.values()), usable_cpus())
+    playing = Playing(capture, run, config, items, done, server_tools, todo, args)
     with frozen_gc():  # the plan lives as long as the play: collections need not walk it
         if workers > 1:
-            briefs = play_in_workers(
-                capture, run, config, items, done, server_tools, workers, todo, args
-            )
+            briefs = play_in_workers(playing, workers)
         else:
-            briefs = play_here(
-                capture, run, config, items, done, server_tools, keys, live, todo, args
-            )
+            briefs = play_here(playing, keys, live)
     played = len(briefs)
     if done:  # a resumed run: the cells finished before are read back for the summary
         old = [c for c in load_cells(capture, run) if (c.candidate, c.item_id, c.repeat) in done]
@@ -226,81 +224,74 @@ def cmd_replay(args: argparse.Namespace) -> int:
     return 0
 
 
+@dataclass(frozen=True)
+class Playing:
+    """What playing a run needs, however it is played."""
+
+    capture: Path
+    run: str
+    config: ReplayConfig
+    items: list[ReplayItem]
+    done: set[tuple[str, str, int]]  # cells the store already has
+    server_tools: list[tuple[str, str, Any]]
+    todo: dict[str, int]  # cells to play, per candidate
+    args: argparse.Namespace
+
+
 def play_here(
-    capture: Path,
-    run: str,
-    config: ReplayConfig,
-    items: list[ReplayItem],
-    done: set[tuple[str, str, int]],
-    server_tools: list[tuple[str, str, Any]],
-    keys: dict[str, str | None],
-    live: McpLiveTools | None,
-    todo: dict[str, int],
-    args: argparse.Namespace,
+    p: Playing, keys: dict[str, str | None], live: McpLiveTools | None
 ) -> list[CellBrief]:
     """Play the cells to play in this process (`--workers 1`, `--tools live`); their briefs."""
     from toolproxy.replay.engine import run_matrix
     from toolproxy.replay.feedback import make_check
 
     sink = StoreSink(
-        capture,
-        run,
-        f"{writer_id(run)}-{os.getpid()}-{secrets.token_hex(3)}",
-        candidates=config.candidates,
-        items=items,
+        p.capture,
+        p.run,
+        f"{writer_id(p.run)}-{os.getpid()}-{secrets.token_hex(3)}",
+        candidates=p.config.candidates,
+        items=p.items,
         secrets=[k for k in keys.values() if k],
-        server_tools=server_tools,
-        stream=config.stream,
+        server_tools=p.server_tools,
+        stream=p.config.stream,
     )
     played: list[CellResult] = []
 
     async def play(progress: Progress) -> list[CellResult]:
-        check = make_check(server_tools)
+        check = make_check(p.server_tools)
+        args = (p.config, p.items, p.run, sink, p.done, keys, p.args.tools)
         if live is None:
-            return await run_matrix(
-                config, items, run, sink, done, keys, args.tools, None, check, progress
-            )
+            return await run_matrix(*args, None, check, progress)
         async with live:  # MCP sessions live in this event loop and close with it
-            return await run_matrix(
-                config, items, run, sink, done, keys, args.tools, live, check, progress
-            )
+            return await run_matrix(*args, live, check, progress)
 
     try:
-        with progress_bars(config, todo, args.no_progress) as progress:
+        with progress_bars(p.config, p.todo, p.args.no_progress) as progress:
             played = asyncio.run(play(progress))
     finally:
         sink.close()
     return [brief(r) for r in played]
 
 
-def play_in_workers(
-    capture: Path,
-    run: str,
-    config: ReplayConfig,
-    items: list[ReplayItem],
-    done: set[tuple[str, str, int]],
-    server_tools: list[tuple[str, str, Any]],
-    workers: int,
-    todo: dict[str, int],
-    args: argparse.Namespace,
-) -> list[CellBrief]:
+def play_in_workers(p: Playing, workers: int) -> list[CellBrief]:
     """Play the cells to play over `workers` processes (see `toolproxy.replay.workers`);
     their briefs, as the workers sent them back."""
     from toolproxy.replay.engine import plan_cells
     from toolproxy.replay.shares import jobs_for
     from toolproxy.replay.workers import Workers
 
-    todo_cells = plan_cells(config, items, done)
-    jobs = jobs_for(capture, run, config, todo_cells, workers, server_tools)
+    cells = plan_cells(p.config, p.items, p.done)
+    jobs = jobs_for(p.capture, p.run, p.config, cells, workers, p.server_tools)
     # started before the progress bars: rich's refresh thread would rule out forking
     with Workers(jobs) as started:
         how = "forked" if started.forked else "spawned"
-        print(f"replay {run}: {len(jobs)} worker process(es), {how}", file=sys.stderr)
-        with progress_bars(config, todo, args.no_progress) as progress:
+        print(f"replay {p.run}: {len(jobs)} worker process(es), {how}", file=sys.stderr)
+        with progress_bars(p.config, p.todo, p.args.no_progress) as progress:
             try:
-                return started.follow(progress, todo)
+                return started.follow(progress, p.todo)
             except RuntimeError as exc:
-                raise UserError(f"{exc}; run again with --run {run} to play the rest") from None
+                again = f"run again with --run {p.run} to play the rest"
+                raise UserError(f"{exc}; {again}") from None
 
 
 def summarize(
