@@ -7,6 +7,7 @@ import math
 import re
 from datetime import UTC, datetime, timedelta
 
+from tests.builders import chat_exchange
 from toolproxy import store
 from toolproxy.budget import (
     BudgetRequest,
@@ -19,8 +20,8 @@ from toolproxy.budget import (
     wire_tool,
 )
 from toolproxy.cli import main
-from toolproxy.records import Exchange, ToolOffered, canonical_json, schema_hash
-from toolproxy.segments import SegmentWriter
+from toolproxy.records import ToolOffered, canonical_json, schema_hash
+from toolproxy.segments import SegmentWriter, child_rows
 
 T0 = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
 SCHEMA = {"type": "object", "properties": {"city": {"type": "string"}}}
@@ -208,31 +209,19 @@ def test_budget_command_over_a_capture(tmp_path, capsys):
     messages = [{"role": "user", "content": "hi"}]
     plan = [("s1", [], 100), ("s1", [A, B], 175), ("s2", [A], 300), ("s1", [A], 120)]
     for n, (session, tools, tokens) in enumerate(plan):
-        ex = Exchange(
-            exchange_id=f"ex{n}",
-            proxy_id="p",
-            session_id=session,
-            session_source="new",
-            started_at=T0 + timedelta(seconds=n),
-            method="POST",
-            scheme="http",
-            host="h",
-            port=80,
-            path="/v1/chat/completions",
-            wire_format="openai_chat",
-            parse_status="ok",
+        ex = chat_exchange(
+            f"ex{n}",
+            session,
+            T0 + timedelta(seconds=n),
             model_requested="m",
             messages=messages if session == "s1" else [],
             request_params={"temperature": n},
             input_tokens=tokens,
         )
         batch["exchanges"].append(ex.model_dump(mode="json"))
-        link = {"exchange_id": ex.exchange_id, "session_id": session}
-        link["started_at"] = ex.started_at.isoformat()
-        for position, t in enumerate(tools):
-            batch["tools_offered"].append(
-                link | t.model_copy(update={"position": position}).model_dump(mode="json")
-            )
+        batch["tools_offered"] += child_rows(
+            ex, [t.model_copy(update={"position": position}) for position, t in enumerate(tools)]
+        )
     SegmentWriter(capture, "seed").write(batch)
 
     assert main(["mcp", "budget", "-c", str(capture), "--json", "--top", "2"]) == 0

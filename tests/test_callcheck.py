@@ -5,12 +5,13 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime, timedelta
 
+from tests.builders import chat_exchange
 from toolproxy import store
 from toolproxy.callcheck import CallCheck, summarize
 from toolproxy.cli import main
-from toolproxy.records import Exchange, McpTool, ToolCall, ToolOffered, schema_hash
+from toolproxy.records import McpTool, ToolCall, ToolOffered, schema_hash
 from toolproxy.schemacheck import SchemaCheck, check_call
-from toolproxy.segments import SegmentWriter
+from toolproxy.segments import SegmentWriter, child_rows
 
 REAL = {
     "type": "object",
@@ -46,31 +47,24 @@ def seed(capture, sessions: dict[str, list[tuple[str, str]]]) -> None:
     store.init_capture(capture)
     batch: dict[str, list[dict]] = {"exchanges": [], "tools_offered": [], "tool_calls": []}
     for n, (session, calls) in enumerate(sessions.items()):
-        ex = Exchange(
-            exchange_id=f"ex{n}",
-            proxy_id="p",
-            session_id=session,
-            session_source="new",
-            started_at=T0 + timedelta(seconds=n),
-            method="POST",
-            scheme="http",
-            host="h",
-            port=80,
-            path="/v1/chat/completions",
-            wire_format="openai_chat",
-            parse_status="ok",
-            model_requested=f"model-{n}",
+        ex = chat_exchange(
+            f"ex{n}", session, T0 + timedelta(seconds=n), model_requested=f"model-{n}"
         )
         batch["exchanges"].append(ex.model_dump(mode="json"))
-        link = {"exchange_id": ex.exchange_id, "session_id": session, "started_at": T0.isoformat()}
-        for position, name in enumerate(["get_weather", "local_tool"]):
-            tool = ToolOffered(
+        tools = [
+            ToolOffered(
                 position=position, name=name, parameters=SENT, schema_hash=schema_hash(SENT)
             )
-            batch["tools_offered"].append(link | tool.model_dump(mode="json"))
-        for index, (name, raw) in enumerate(calls):
-            call = ToolCall(index=index, name=name, arguments_raw=raw)
-            batch["tool_calls"].append(link | call.model_dump(mode="json"))
+            for position, name in enumerate(["get_weather", "local_tool"])
+        ]
+        batch["tools_offered"] += child_rows(ex, tools)
+        batch["tool_calls"] += child_rows(
+            ex,
+            [
+                ToolCall(index=i, name=name, arguments_raw=raw)
+                for i, (name, raw) in enumerate(calls)
+            ],
+        )
     real = McpTool(
         pull_id="p1",
         pulled_at=T0,

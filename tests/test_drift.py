@@ -6,6 +6,7 @@ import json
 import re
 from datetime import UTC, datetime, timedelta
 
+from tests.builders import chat_exchange
 from toolproxy import store
 from toolproxy.cli import main
 from toolproxy.drift import (
@@ -15,8 +16,8 @@ from toolproxy.drift import (
     compute_drift,
     render_drift,
 )
-from toolproxy.records import Exchange, McpTool, ToolCall, ToolOffered, schema_hash
-from toolproxy.segments import SegmentWriter
+from toolproxy.records import McpTool, ToolCall, ToolOffered, schema_hash
+from toolproxy.segments import SegmentWriter, child_rows
 
 T0 = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
 STATUS = {"type": "object", "properties": {"repo_path": {"type": "string"}}}
@@ -150,37 +151,27 @@ def seed(capture, offered: list[tuple[str, dict, str]], calls: list[str], pulls:
     store.init_capture(capture)
     batch: dict[str, list[dict]] = {"exchanges": [], "tools_offered": [], "tool_calls": []}
     for n in range(2):
-        ex = Exchange(
-            exchange_id=f"ex{n}",
-            proxy_id="p",
-            session_id="s",
-            session_source="new",
-            started_at=T0 + timedelta(seconds=n),
-            method="POST",
-            scheme="http",
-            host="h",
-            port=80,
-            path="/v1/chat/completions",
-            wire_format="openai_chat",
-            parse_status="ok",
-        )
+        ex = chat_exchange(f"ex{n}", "s", T0 + timedelta(seconds=n))
         batch["exchanges"].append(ex.model_dump(mode="json"))
-        link = {"exchange_id": ex.exchange_id, "session_id": "s"}
-        link["started_at"] = ex.started_at.isoformat()
-        for position, (name, schema, desc) in enumerate(offered):
-            tool = ToolOffered(
+        tools = [
+            ToolOffered(
                 position=position,
                 name=name,
                 description=desc,
                 parameters=schema,
                 schema_hash=schema_hash(schema),
             )
-            batch["tools_offered"].append(link | tool.model_dump(mode="json"))
-        builtin = ToolOffered(position=9, name="web_search", kind="web_search", schema_hash="x")
-        batch["tools_offered"].append(link | builtin.model_dump(mode="json"))
-        for index, name in enumerate(calls if n == 0 else []):
-            call = ToolCall(index=index, name=name, arguments_raw="{}")
-            batch["tool_calls"].append(link | call.model_dump(mode="json"))
+            for position, (name, schema, desc) in enumerate(offered)
+        ]
+        tools.append(ToolOffered(position=9, name="web_search", kind="web_search", schema_hash="x"))
+        batch["tools_offered"] += child_rows(ex, tools)
+        batch["tool_calls"] += child_rows(
+            ex,
+            [
+                ToolCall(index=index, name=name, arguments_raw="{}")
+                for index, name in enumerate(calls if n == 0 else [])
+            ],
+        )
     batch["mcp_tools"] = [
         McpTool(
             pull_id=f"pull{i}",

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from tests.builders import HOSTED, chat_exchange
 from toolproxy import store
 from toolproxy.cli import main
 from toolproxy.errors import UserError
@@ -23,8 +24,8 @@ from toolproxy.grade.labeling import (
     parse_time,
 )
 from toolproxy.grade.model import Case, ExpectedCall, Matcher
-from toolproxy.records import Exchange, ToolCall, ToolOffered
-from toolproxy.segments import SegmentWriter
+from toolproxy.records import ToolCall, ToolOffered
+from toolproxy.segments import SegmentWriter, child_rows
 
 T0 = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
 FIXTURES = Path(__file__).parent / "fixtures" / "expectations"
@@ -43,27 +44,17 @@ def turn(
 ) -> dict[str, list[dict[str, Any]]]:
     """Rows of one exchange as the recorder writes them: calls are (name, raw arguments)."""
     exchange_id = f"{n:08x}-aaaa-4bbb-8ccc-{n:012x}"
-    ex = Exchange(
-        exchange_id=exchange_id,
-        proxy_id="p1",
-        session_id=session,
-        session_source="new",
-        started_at=T0 + timedelta(minutes=n),
-        method="POST",
-        scheme="https",
-        host="api.example.com",
-        port=443,
-        path="/v1/chat/completions",
-        wire_format=wire_format,  # type: ignore[arg-type]
-        status_code=status,
+    ex = chat_exchange(
+        exchange_id,
+        session,
+        T0 + timedelta(minutes=n),
+        **(HOSTED | {"status_code": status}),
+        wire_format=wire_format,
         error_kind="http_5xx" if status >= 500 else None,
-        parse_status="ok",
         model_requested=model,
         messages=[{"role": "user", "content": f"question {n}"}],
         assistant_text=None if calls else "an answer in text",
     )
-    link = {"exchange_id": exchange_id, "session_id": session}
-    link["started_at"] = ex.started_at.isoformat()
     rows: dict[str, list[dict[str, Any]]] = {
         "exchanges": [ex.model_dump(mode="json")],
         "tool_calls": [],
@@ -82,10 +73,14 @@ def turn(
             arguments=parsed,
             parse_error=error,
         )
-        rows["tool_calls"].append(link | call.model_dump(mode="json"))
-    for i, name in enumerate(offered):
-        tool = ToolOffered(position=i, name=name, parameters=WEATHER, schema_hash="h")
-        rows["tools_offered"].append(link | tool.model_dump(mode="json"))
+        rows["tool_calls"] += child_rows(ex, [call])
+    rows["tools_offered"] = child_rows(
+        ex,
+        [
+            ToolOffered(position=i, name=name, parameters=WEATHER, schema_hash="h")
+            for i, name in enumerate(offered)
+        ],
+    )
     return rows
 
 

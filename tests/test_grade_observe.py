@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from tests.builders import chat_exchange
 from toolproxy import store
 from toolproxy.grade.model import Case, Observation
 from toolproxy.grade.observe import (
@@ -16,8 +17,8 @@ from toolproxy.grade.observe import (
     load_observations,
     observe_case,
 )
-from toolproxy.records import Exchange, ToolCall, ToolOffered, schema_hash
-from toolproxy.segments import SegmentWriter
+from toolproxy.records import ToolCall, ToolOffered, schema_hash
+from toolproxy.segments import SegmentWriter, child_rows
 
 T0 = datetime(2025, 3, 1, 12, 0, tzinfo=UTC)
 WEATHER = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
@@ -33,25 +34,15 @@ def seed_exchange(
 ) -> None:
     """Write one exchange with its calls and offered tools into a capture, as a proxy would."""
     values: dict[str, Any] = {
-        "exchange_id": exchange_id,
-        "proxy_id": "p1",
         "session_id": f"s-{exchange_id}",
-        "session_source": "new",
         "started_at": T0 + timedelta(seconds=len(exchange_id)),
-        "method": "POST",
-        "scheme": "http",
+        "proxy_id": "p1",
         "host": "127.0.0.1",
-        "port": 80,
-        "path": "/v1/chat/completions",
-        "wire_format": "openai_chat",
         "status_code": 200,
-        "parse_status": "ok",
         "model_requested": "gpt-req",
         "finish_reason": "tool_calls" if calls else "stop",
     }
-    ex = Exchange(**(values | fields))
-    link = {"exchange_id": exchange_id, "session_id": ex.session_id}
-    link["started_at"] = ex.started_at.isoformat()
+    ex = chat_exchange(**(values | fields | {"exchange_id": exchange_id}))
     tools = [
         ToolOffered(position=i, name=n, parameters=p, schema_hash=schema_hash(p))
         for i, (n, p) in enumerate(offered)
@@ -59,8 +50,8 @@ def seed_exchange(
     SegmentWriter(capture, "seed", sync=False).write(
         {
             "exchanges": [ex.model_dump(mode="json")],
-            "tool_calls": [link | c.model_dump(mode="json") for c in calls],
-            "tools_offered": [link | t.model_dump(mode="json") for t in tools],
+            "tool_calls": child_rows(ex, calls),
+            "tools_offered": child_rows(ex, tools),
         }
     )
 

@@ -11,13 +11,14 @@ from typing import Any
 
 import pytest
 
+from tests.builders import HOSTED, chat_exchange
 from toolproxy import store
 from toolproxy.cli import main
 from toolproxy.grade.labels import PRECEDENCE
 from toolproxy.grade.model import ArgGrade, CallGrade, GradeRow
 from toolproxy.grade.report import RUN_ROWS, VENDOR_ROWS, load_cases
-from toolproxy.records import Exchange, ToolCall, ToolOffered, ToolResult
-from toolproxy.segments import SegmentWriter
+from toolproxy.records import ToolCall, ToolOffered, ToolResult
+from toolproxy.segments import SegmentWriter, child_rows
 
 T0 = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
 TOOLS = ["get_weather", "get_time"]
@@ -48,21 +49,12 @@ class Rows:
         at = T0 + timedelta(seconds=self.n)
         messages: list[dict[str, Any]] = [{"role": "user", "content": user}]
         messages += [{"role": "tool", "tool_call_id": cid, "content": c} for cid, c in results]
-        ex = Exchange(
-            exchange_id=xid,
-            proxy_id="p1",
-            session_id=session,
-            session_source="new",
-            started_at=at,
+        ex = chat_exchange(
+            xid,
+            session,
+            at,
+            **HOSTED,
             ttfb_ms=ttfb,
-            method="POST",
-            scheme="https",
-            host="api.example.com",
-            port=443,
-            path="/v1/chat/completions",
-            wire_format="openai_chat",
-            status_code=200,
-            parse_status="ok",
             model_requested="m",
             messages=messages,
             assistant_text=text,
@@ -71,19 +63,28 @@ class Rows:
             output_tokens=tokens[1],
             decode_tps=tps,
         )
-        link = {"exchange_id": xid, "session_id": session, "started_at": at.isoformat()}
         self.rows["exchanges"].append(ex.model_dump(mode="json"))
-        for i, name in enumerate(TOOLS):
-            tool = ToolOffered(
-                position=i, name=name, parameters={"type": "object"}, schema_hash="h"
-            )
-            self.rows["tools_offered"].append(link | tool.model_dump(mode="json"))
-        for i, (name, raw) in enumerate(calls):
-            call = ToolCall(index=i, call_id=f"{xid}-c{i}", name=name, arguments_raw=raw)
-            self.rows["tool_calls"].append(link | call.model_dump(mode="json"))
-        for i, (cid, content) in enumerate(results):
-            result = ToolResult(message_index=i + 1, call_id=cid, content=content)
-            self.rows["tool_results"].append(link | result.model_dump(mode="json"))
+        self.rows["tools_offered"] += child_rows(
+            ex,
+            [
+                ToolOffered(position=i, name=name, parameters={"type": "object"}, schema_hash="h")
+                for i, name in enumerate(TOOLS)
+            ],
+        )
+        self.rows["tool_calls"] += child_rows(
+            ex,
+            [
+                ToolCall(index=i, call_id=f"{xid}-c{i}", name=name, arguments_raw=raw)
+                for i, (name, raw) in enumerate(calls)
+            ],
+        )
+        self.rows["tool_results"] += child_rows(
+            ex,
+            [
+                ToolResult(message_index=i + 1, call_id=cid, content=content)
+                for i, (cid, content) in enumerate(results)
+            ],
+        )
 
     def grade(
         self, run: str, cid: str, xid: str, exp: list[str], got: list[str], **kw: Any

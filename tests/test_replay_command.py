@@ -8,13 +8,14 @@ from pathlib import Path
 
 import pytest
 
+from tests.builders import chat_exchange
 from toolproxy import store
 from toolproxy.cli import main
-from toolproxy.records import Exchange, ToolCall
+from toolproxy.records import ToolCall
 from toolproxy.replay.config import ConfigError
 from toolproxy.scripted import Reply, Script, ScriptedUpstream
 from toolproxy.scripted.script import ScriptedCall
-from toolproxy.segments import SegmentWriter
+from toolproxy.segments import SegmentWriter, child_rows
 from toolproxy.wire.openai_chat import parse_request
 
 TOOLS = [
@@ -80,22 +81,14 @@ def record(capture: Path, session: str, city: str) -> None:
         eid = f"{session}-x{i}"
         request = parse_request({"model": "prod", "messages": messages, "tools": TOOLS})
         started = T0 + timedelta(seconds=i)
-        ex = Exchange(
-            exchange_id=eid,
+        ex = chat_exchange(
+            eid,
+            session,
+            started,
             proxy_id="rec",
-            session_id=session,
-            session_source="new",
-            started_at=started,
             ended_at=started,
             ttfb_ms=5.0,
-            method="POST",
-            scheme="http",
-            host="h",
-            port=80,
-            path="/v1/chat/completions",
-            wire_format="openai_chat",
             status_code=200,
-            parse_status="ok",
             model_requested="prod",
             model_returned="prod",
             request_params=request.params,
@@ -103,11 +96,10 @@ def record(capture: Path, session: str, city: str) -> None:
             assistant_text=text,
             finish_reason="tool_calls" if calls else "stop",
         )
-        link = {"exchange_id": eid, "session_id": session, "started_at": started.isoformat()}
         rows["exchanges"].append(ex.model_dump(mode="json"))
-        rows["tools_offered"] += [link | t.model_dump(mode="json") for t in request.tools]
-        rows["tool_calls"] += [link | c.model_dump(mode="json") for c in calls]
-        rows["tool_results"] += [link | r.model_dump(mode="json") for r in request.tool_results]
+        rows["tools_offered"] += child_rows(ex, request.tools)
+        rows["tool_calls"] += child_rows(ex, calls)
+        rows["tool_results"] += child_rows(ex, request.tool_results)
     SegmentWriter(capture, f"rec-{session}").write(rows)
 
 

@@ -197,3 +197,20 @@ def test_list_segments_skips_schema_tmp_and_strangers(tmp_path: Path) -> None:
     ]
     assert len(found["tool_calls"]) == 1
     assert found["proxy_runs"] == []
+
+
+def test_child_rows_repeat_the_parent_columns():
+    from datetime import UTC, datetime
+
+    from tests.builders import chat_exchange
+    from toolproxy.segments import child_rows
+
+    ex = chat_exchange("ex1", "s1", datetime(2024, 5, 1, 12, 0, tzinfo=UTC))
+    (row,) = child_rows(ex, [ToolResult(message_index=2, call_id="c1", content="18C")])
+    assert set(TABLES["tool_results"]) <= set(row)
+    assert (row["exchange_id"], row["session_id"], row["started_at"], row["call_id"]) == (
+        "ex1",
+        "s1",
+        "2024-05-01T12:00:00+00:00",
+        "c1",
+    )

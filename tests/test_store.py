@@ -19,12 +19,13 @@ from typing import Any
 import duckdb
 import pytest
 
+from tests.builders import HOSTED, chat_exchange
 from toolproxy import catalog, store
 from toolproxy.errors import UserError
 from toolproxy.grade.model import GradeRow, JudgeVerdict
-from toolproxy.records import Exchange, McpMessage, McpTool, ToolCall, ToolOffered, ToolResult
+from toolproxy.records import McpMessage, McpTool, ToolCall, ToolOffered, ToolResult
 from toolproxy.replay.model import CallDiff, CellResult
-from toolproxy.segments import TABLES, SegmentWriter, list_segments
+from toolproxy.segments import TABLES, SegmentWriter, child_rows, list_segments
 
 T0 = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
 
@@ -33,36 +34,25 @@ def exchange_rows(n: int, session: str = "s1", prefix: str = "ex", **extra: Any)
     """Rows for ``n`` exchanges, each with one tool offered, one call and one result."""
     rows: dict[str, list[dict[str, Any]]] = {t: [] for t in TABLES if t != "proxy_runs"}
     for i in range(n):
-        ex = Exchange(
-            exchange_id=f"{prefix}-{i}",
-            proxy_id="p1",
-            session_id=session,
-            session_source="new",
-            started_at=T0 + timedelta(seconds=i),
+        ex = chat_exchange(
+            f"{prefix}-{i}",
+            session,
+            T0 + timedelta(seconds=i),
+            **HOSTED,
             ended_at=T0 + timedelta(seconds=i, milliseconds=500),
-            method="POST",
-            scheme="https",
-            host="api.example.com",
-            port=443,
-            path="/v1/chat/completions",
-            wire_format="openai_chat",
-            status_code=200,
-            parse_status="ok",
             model_requested="gpt-a",
             request_params={"temperature": 0.5, "n": [1, 2]},
             messages=[{"role": "user", "content": f"hi {i}"}],
             input_tokens=10,
             **extra,
         )
-        link = {"exchange_id": ex.exchange_id, "session_id": session}
-        link["started_at"] = ex.started_at.isoformat()
         tool = ToolOffered(position=0, name="get", parameters={"type": "object"}, schema_hash="h")
         call = ToolCall(index=0, call_id=f"c{i}", name="get", arguments_raw="{}", arguments={})
         result = ToolResult(message_index=2, call_id=f"c{i}", content="ok", is_error=False)
         rows["exchanges"].append(ex.model_dump(mode="json"))
-        rows["tools_offered"].append(link | tool.model_dump(mode="json"))
-        rows["tool_calls"].append(link | call.model_dump(mode="json"))
-        rows["tool_results"].append(link | result.model_dump(mode="json"))
+        rows["tools_offered"] += child_rows(ex, [tool])
+        rows["tool_calls"] += child_rows(ex, [call])
+        rows["tool_results"] += child_rows(ex, [result])
         message = McpMessage(
             position=0,
             direction="client",
@@ -73,7 +63,7 @@ def exchange_rows(n: int, session: str = "s1", prefix: str = "ex", **extra: Any)
             result={"content": []},
             is_error=False,
         )
-        rows["mcp_messages"].append(link | message.model_dump(mode="json"))
+        rows["mcp_messages"] += child_rows(ex, [message])
         mcp_tool = McpTool(
             pull_id=f"{prefix}-pull-{i}",
             pulled_at=ex.started_at,

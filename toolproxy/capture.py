@@ -13,6 +13,7 @@ from toolproxy import wire
 from toolproxy.link import Linker
 from toolproxy.records import Exchange, ParsedRequest, ParsedResponse, WireResult
 from toolproxy.redact import Redactor
+from toolproxy.segments import child_rows
 from toolproxy.session import SessionTracker
 from toolproxy.tap import RawExchange
 
@@ -217,19 +218,12 @@ def build_rows(
         truncated=raw.truncated,
         conversation_key=key,
     )
-    link = {
-        "exchange_id": raw.exchange_id,
-        "session_id": session_id,
-        "started_at": exchange.started_at.isoformat(),
-    }
     rows: Rows = {
         "exchanges": [exchange.model_dump(mode="json")],
-        "tools_offered": [link | t.model_dump(mode="json") for t in (req.tools if req else [])],
-        "tool_calls": [link | c.model_dump(mode="json") for c in (resp.tool_calls if resp else [])],
-        "tool_results": [
-            link | r.model_dump(mode="json") for r in (req.tool_results if req else [])
-        ],
-        "mcp_messages": [link | m.model_dump(mode="json") for m in result.mcp],
+        "tools_offered": child_rows(exchange, req.tools if req else []),
+        "tool_calls": child_rows(exchange, resp.tool_calls if resp else []),
+        "tool_results": child_rows(exchange, req.tool_results if req else []),
+        "mcp_messages": child_rows(exchange, result.mcp),
     }
     # Last line of defence: any secret value seen in headers or query strings is scrubbed
     # from every stored string, wherever the upstream or the agent echoed it. The walk is

@@ -68,7 +68,7 @@ class LlmClient:
         except openai.APITimeoutError:
             return _failed("timeout", f"no reply within {self.sdk.timeout} s")
         except openai.APIConnectionError as exc:
-            return _failed("connection", f"cannot reach {self.sdk.base_url}: {_cause(exc)}")
+            return _failed("connection", f"cannot reach {self.sdk.base_url}: {exception_text(exc)}")
         except openai.APIStatusError as exc:
             hint = f" (is ${self.key_env} set?)" if exc.status_code in (401, 403) else ""
             return _failed("http_status", f"HTTP {exc.status_code}{hint}: {exc.message}")
@@ -102,7 +102,9 @@ def _read(response: Any) -> Completion:
     without choices) is a bad response, since the SDK only validates loosely."""
     choices = getattr(response, "choices", None)
     if not choices:
-        return _failed("bad_response", f"not a chat completion: {_cut(repr(response))}")
+        return _failed(
+            "bad_response", f"not a chat completion: {one_line(repr(response), MAX_MESSAGE)}"
+        )
     choice = choices[0]
     message = getattr(choice, "message", None)
     text = getattr(message, "content", None)
@@ -116,12 +118,4 @@ def _read(response: Any) -> Completion:
 
 
 def _failed(kind: ErrorKind, message: str) -> Completion:
-    return Completion(error_kind=kind, error=_cut(message))
-
-
-def _cause(exc: BaseException) -> str:
-    return exception_text(exc)
-
-
-def _cut(text: str) -> str:
-    return one_line(text, MAX_MESSAGE)
+    return Completion(error_kind=kind, error=one_line(message, MAX_MESSAGE))

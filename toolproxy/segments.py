@@ -78,6 +78,18 @@ def model_columns(model: type[BaseModel]) -> dict[str, str]:
 # Child rows repeat these exchange columns so they can be filtered without a join.
 _PARENT = {"exchange_id": "VARCHAR", "session_id": "VARCHAR", "started_at": "TIMESTAMPTZ"}
 
+
+def child_rows(exchange: Exchange, children: Sequence[BaseModel]) -> list[dict[str, Any]]:
+    """`children` (tools offered, calls, results, MCP messages of `exchange`) as rows of
+    their table: each repeats its exchange's `_PARENT` columns."""
+    link = {
+        "exchange_id": exchange.exchange_id,
+        "session_id": exchange.session_id,
+        "started_at": exchange.started_at.isoformat(),
+    }
+    return [link | child.model_dump(mode="json") for child in children]
+
+
 TABLES: dict[str, dict[str, str]] = {
     "exchanges": model_columns(Exchange),
     "tools_offered": _PARENT | model_columns(ToolOffered),

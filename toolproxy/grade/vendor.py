@@ -111,7 +111,8 @@ def compare_triggers(run: Sequence[CaseRecord], baseline: Sequence[CaseRecord]) 
     )
 
 
-def _mean(values: Sequence[float | None]) -> float | None:
+def mean(values: Sequence[float | None]) -> float | None:
+    """The mean of the known values (None when there are none)."""
     known = [v for v in values if v is not None]
     return fmean(known) if known else None
 
@@ -140,9 +141,9 @@ def vendor_metrics(
         calls=len(emitted),
         schema_valid=valid,
         schema_accuracy=ratio(valid, len(emitted)),
-        avg_tokens=_mean([float(t) for t in tokens]),
-        avg_ttft_ms=_mean([c.ttfb_ms for c in cases]),
-        tps=_mean([c.decode_tps for c in cases]),
+        avg_tokens=mean([float(t) for t in tokens]),
+        avg_ttft_ms=mean([c.ttfb_ms for c in cases]),
+        tps=mean([c.decode_tps for c in cases]),
     )
 
 

@@ -54,12 +54,6 @@ def tls_context() -> ssl.SSLContext:
     return httpx2.create_ssl_context()
 
 
-def preload() -> None:
-    """Do now what a process's first client would: import the transport's modules and make
-    the TLS context (forked replay workers then start without either)."""
-    tls_context()
-
-
 def make_async_client(candidate: Candidate, key: str | None) -> openai.AsyncOpenAI:
     """An async SDK client for `candidate`: no SDK retries (replay backs off itself), the
     aiohttp transport, as many pooled connections as the candidate's concurrency. Made

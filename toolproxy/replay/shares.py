@@ -29,7 +29,6 @@ class Job(BaseModel):
     config: ReplayConfig = Field(description="the candidates it plays, limits already split")
     items: list[ReplayItem] = Field(description="the items its cells belong to")
     cells: list[tuple[str, str, int]] = Field(description="(candidate, item id, repeat) to play")
-    tools_mode: str = Field(default="recorded", description="`recorded` (live stays in-process)")
     server_tools: list[tuple[str, str, Any]] | None = Field(
         default=None,
         description="the capture's MCP tool schemas (`load_server_tools`); None: read them",

@@ -33,7 +33,7 @@ from toolproxy.redact import Redactor
 from toolproxy.replay.compare import diff_cell, parsed_calls
 from toolproxy.replay.model import Candidate, CellResult, ReplayItem, Step, TurnRecord
 from toolproxy.replay.reply import build_body
-from toolproxy.segments import SegmentWriter
+from toolproxy.segments import SegmentWriter, child_rows
 from toolproxy.wire.openai_chat import parse_request
 
 Rows = dict[str, list[dict[str, Any]]]
@@ -265,17 +265,11 @@ def turn_rows(
         total_tokens=_sum(turn.input_tokens, turn.output_tokens),
         decode_tps=turn.tps,
     )
-    link = {
-        "exchange_id": turn.exchange_id,
-        "session_id": session,
-        "started_at": exchange.started_at.isoformat(),
-    }
-    calls = parsed_calls(turn)
     return {
         "exchanges": [exchange.model_dump(mode="json")],
-        "tools_offered": [link | t.model_dump(mode="json") for t in request.tools],
-        "tool_calls": [link | c.model_dump(mode="json") for c in calls],
-        "tool_results": [link | r.model_dump(mode="json") for r in request.tool_results],
+        "tools_offered": child_rows(exchange, request.tools),
+        "tool_calls": child_rows(exchange, parsed_calls(turn)),
+        "tool_results": child_rows(exchange, request.tool_results),
     }
 
 

@@ -14,7 +14,9 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from toolproxy.grade.metrics import ratio
 from toolproxy.grade.model import GradeRow
+from toolproxy.grade.vendor import mean
 from toolproxy.replay.model import CellResult, ReplayConfig
 
 
@@ -77,10 +79,4 @@ def candidate_rows(
 def pass_rate(rows: Sequence[GradeRow] | None) -> float | None:
     """passed / graded (None: nothing graded)."""
     graded = [r for r in rows or [] if not r.not_graded]
-    return sum(r.passed for r in graded) / len(graded) if graded else None
-
-
-def mean(values: Sequence[float | None]) -> float | None:
-    """The mean of the known values (None when there are none)."""
-    known = [v for v in values if v is not None]
-    return sum(known) / len(known) if known else None
+    return ratio(sum(r.passed for r in graded), len(graded))

@@ -121,7 +121,7 @@ def preload() -> None:
     from toolproxy.grade import runner  # noqa: F401 - imported for the children
     from toolproxy.replay import client, engine, feedback, sink  # noqa: F401
 
-    client.preload()
+    client.tls_context()  # imports the transport's TLS modules too
 
 
 def usable_cpus() -> int | None:
