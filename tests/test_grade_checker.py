@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from toolproxy.grade.checker import grade_case, make_grader, offered_tools, same_tool
+from toolproxy.grade.checker import ToolNames, grade_case, make_grader, offered_tools
 from toolproxy.grade.model import Case, ExpectedCall, Matcher, Observation, ObservedCall
 from toolproxy.schemacheck import compile_schema
 
@@ -112,7 +112,7 @@ def test_wrong_tool_pairs_the_leftovers_for_the_confusion_matrix():
     assert [(c.expected_tool, c.actual_tool, c.label) for c in got.calls] == [
         ("get_weather", "search", "wrong_tool")
     ]
-    assert got.calls[0].errors == ["called 'search', expected 'get_weather'"]
+    assert got.calls[0].errors == ["called 'search', which was not offered; expected 'get_weather'"]
 
 
 def test_a_nameless_call_is_a_wrong_tool():
@@ -133,10 +133,53 @@ def test_two_calls_to_one_of_two_expected_tools_is_a_wrong_tool():
 
 
 def test_prefixed_names_match_both_ways():
-    assert same_tool("mcp__weather__get_weather", "get_weather")
-    assert same_tool("get_weather", "mcp__weather__get_weather")
-    assert not same_tool("get_weather_v2", "get_weather")
-    assert not same_tool(None, "get_weather") and not same_tool("", "x")
+    names = ToolNames()
+    assert names.same("mcp__weather__get_weather", "get_weather")
+    assert ToolNames(servers=("weather",)).same("weather__get_weather", "get_weather")
+    assert not names.same("weather__get_weather", "get_weather")
+    assert not names.same("get_weather_v2", "get_weather")
+    assert not names.same(None, "get_weather") and not names.same("", "x")
+
+
+def test_an_underscore_is_not_a_server_prefix_either_way():
+    play = {"name": "play", "parameters": {"type": "object"}}
+    spotify_play = {"name": "spotify_play", "parameters": {"type": "object"}}
+    # expected `play`, the model called the offered `spotify_play`: another tool
+    obs = Observation(
+        calls=[ObservedCall(name="spotify_play", arguments_raw="{}")], offered=[play, spotify_play]
+    )
+    got = grade_case(Case(id="c", calls=[ExpectedCall(tool="play")]), obs)
+    assert got.label == "wrong_tool"
+    # expected `spotify_play`, the model called `play`, which was never offered
+    obs = Observation(calls=[ObservedCall(name="play", arguments_raw="{}")], offered=[spotify_play])
+    got = grade_case(Case(id="c", calls=[ExpectedCall(tool="spotify_play")]), obs)
+    assert got.label == "wrong_tool"
+    assert got.calls[0].errors == ["called 'play', which was not offered; expected 'spotify_play'"]
+    # a real MCP server named spotify makes its prefix a prefix
+    servers = [("spotify", "play", {"type": "object"})]
+    obs = Observation(
+        calls=[ObservedCall(name="spotify_play", arguments_raw="{}")], offered=[spotify_play]
+    )
+    assert grade_case(Case(id="c", calls=[ExpectedCall(tool="play")]), obs, None, servers).passed
+
+
+def test_real_prefixed_names_pass_as_the_server_tool():
+    schema = {"type": "object", "properties": {"timezone": {"type": "string"}}}
+    time_tools = [("time", "get_current_time", schema)]
+    for called in ("mcp__time__get_current_time", "time__get_current_time"):
+        obs = Observation(
+            calls=[ObservedCall(name=called, arguments_raw='{"timezone": "UTC"}')],
+            offered=[{"name": called, "parameters": schema}],
+        )
+        case_ = Case(id="c", calls=[ExpectedCall(tool="get_current_time")])
+        assert grade_case(case_, obs, None, time_tools).passed, called
+
+
+def test_an_extra_call_names_itself_as_extra():
+    obs = seen(("get_weather", '{"city": "A"}'), ("search", "{}"))
+    got = grade_case(case(want(city="A")), obs)
+    assert got.label == "wrong_tool"
+    assert got.calls[-1].errors == ["an extra call to 'search', which no expected call names"]
 
 
 def test_expecting_some_call_without_naming_it():

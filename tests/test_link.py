@@ -34,7 +34,7 @@ def mcp_call(name: str, arguments: object, session: str | None = "m1") -> McpMes
 
 
 def test_links_prefixed_model_names_to_the_server_tool() -> None:
-    linker = Linker()
+    linker = Linker(servers=["weather"])
     linker.remember("ex1", "A", calls(("weather__get_weather", {"city": "Paris"}, "c1")))
     assert linker.link("get_weather", {"city": "Paris"}) == ModelCall(
         "ex1", "c1", "A", "weather__get_weather", '{"city":"Paris"}'
@@ -68,7 +68,7 @@ def test_different_arguments_or_names_do_not_link() -> None:
 
 
 def test_a_name_match_skips_older_calls_of_other_tools_with_equal_arguments() -> None:
-    linker = Linker()
+    linker = Linker(servers=["srv"])
     linker.remember("ex1", "A", calls(("search", {}, "c1"), ("srv__ping", {}, "c2")))
     found = linker.link("ping", None)  # absent MCP arguments are {}
     assert found is not None and found.call_id == "c2"
@@ -115,9 +115,19 @@ def test_place_initialize_starts_a_session_the_mcp_session_keeps() -> None:
     assert linker.place([], None, None) == ("s3", "new")
 
 
+def initialize(server: str) -> McpMessage:
+    return McpMessage(
+        position=0,
+        direction="client",
+        rpc_id="0",
+        method="initialize",
+        result={"serverInfo": {"name": server, "version": "1"}},
+    )
+
+
 def test_place_links_tools_call_into_the_model_session() -> None:
     linker = counter()
-    assert linker.place([], "mcp-1", None) == ("s1", "new")
+    assert linker.place([initialize("w")], "mcp-1", None) == ("s1", "new")
     linker.remember("model-ex", "model-session", calls(("w__get_weather", {"c": 1}, "call_7")))
     row = mcp_call("get_weather", {"c": 1})
     assert linker.place([row], "mcp-1", None) == ("model-session", "linked")
@@ -166,3 +176,11 @@ def test_mcp_sessions_are_bounded() -> None:
         linker.place([], mcp_id, None)
     assert linker.place([], "m1", None) == ("d", "new")
     assert linker.place([], "m3", None) == ("c", "mcp_session")
+
+
+def test_an_unknown_prefix_does_not_link() -> None:
+    linker = Linker()
+    linker.remember("ex1", "A", calls(("spotify_play", {}, "c1")))
+    assert linker.link("play", {}) is None
+    linker.place([initialize("spotify")], None, None)
+    assert linker.link("play", {}) is not None

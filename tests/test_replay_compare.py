@@ -154,8 +154,18 @@ def test_failed_turn_without_calls_gives_no_rows():
 
 
 def test_server_prefix_is_the_same_tool():
-    [d] = diff_cell(item([PARIS]), cell(turn(0, call("weather__get_weather", '{"city": "Paris"}'))))
+    weather = [("weather", "get_weather", {"type": "object"})]
+    replayed = cell(turn(0, call("weather__get_weather", '{"city": "Paris"}')))
+    [d] = diff_cell(item([PARIS]), replayed, weather)
     assert d.same_tool and d.same_arguments
+    marked = cell(turn(0, call("mcp__wx__get_weather", '{"city": "Paris"}')))
+    [d] = diff_cell(item([PARIS]), marked)
+    assert d.same_tool
+
+
+def test_an_unknown_prefix_is_another_tool():
+    [d] = diff_cell(item([PARIS]), cell(turn(0, call("weather__get_weather", '{"city": "Paris"}'))))
+    assert not d.same_tool and not d.same_arguments
 
 
 def test_recorded_case_and_observation():

@@ -10,8 +10,10 @@ The rule (README "Linking MCP calls"):
   Calls whose arguments do not parse as JSON are not remembered (nothing can equal them).
 - A client `tools/call` over MCP links the *oldest* remembered, not yet linked model call
   that completed before it, whose canonical arguments equal the MCP call's (absent MCP
-  arguments count as ``{}``) and whose name is the MCP tool's name, possibly behind a
-  server prefix (`toolnames.name_matches`: ``weather__get_weather``, ``mcp__weather__...``).
+  arguments count as ``{}``) and whose name is the MCP tool's name, possibly behind a real
+  server prefix (`toolnames.name_matches`: ``mcp__<any>__get_weather``, and
+  ``weather__get_weather`` once a server named ``weather`` is known: its ``serverInfo.name``
+  was seen answering ``initialize`` through this proxy, or it was passed in ``servers``).
   When the MCP request carries the explicit session header, only calls of that session
   qualify. Each model call is linked at most once, so the same call made twice pairs up
   first with first, second with second.
@@ -67,8 +69,10 @@ class Linker:
         limit: int = MAX_CALLS,
         sessions_limit: int = MAX_MCP_SESSIONS,
         new_id: Callable[[], str] = lambda: uuid.uuid4().hex[:16],
+        servers: Iterable[str] = (),
     ) -> None:
         self.limit = limit
+        self.servers: set[str] = set(servers)  # known MCP server names (prefixes that count)
         self.sessions_limit = sessions_limit
         self._new_id = new_id
         self._seq = 0
@@ -103,7 +107,7 @@ class Linker:
             call = self._calls[seq]
             if session_id is not None and call.session_id != session_id:
                 continue
-            if name_matches(call.name, tool_name):
+            if name_matches(call.name, tool_name, self.servers):
                 self._forget(seq)
                 return call
         return None
@@ -114,6 +118,11 @@ class Linker:
         """Link an MCP exchange's `tools/call` rows; return its (session_id, source)."""
         first: ModelCall | None = None
         for row in messages:
+            if row.method == "initialize" and isinstance(row.result, dict):
+                info = row.result.get("serverInfo")
+                name = info.get("name") if isinstance(info, dict) else None
+                if isinstance(name, str) and name and len(self.servers) < self.sessions_limit:
+                    self.servers.add(name)
             if row.direction != "client" or row.method != "tools/call" or not row.tool_name:
                 continue
             call = self.link(row.tool_name, row.arguments, explicit)

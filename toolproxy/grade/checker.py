@@ -4,9 +4,10 @@ Stages run in strict order and the first that fails names the label (`labels.PRE
 breaks ties inside a stage and across calls):
 
 selection  `expect: no_call` and any call -> spurious_call; no call -> no_call; a call whose
-           tool is not an expected one (names compared with `toolnames.name_matches`, so
-           `mcp__srv__get` is `get`; also an unknown name, or a call out of order when
-           `order: ordered`) -> wrong_tool; fewer calls than expected, all of expected tools
+           tool is not an expected one (names compared with `toolnames.same_tool`, so
+           `mcp__srv__get` is `get`, and `srv_get` too when `srv` is a real MCP server;
+           a name that was not offered, or a call out of order when `order: ordered`)
+           -> wrong_tool; fewer calls than expected, all of expected tools
            -> parallel_collapse. Extra calls to expected tools are not failures (metrics
            count them as over-tooling); they are listed with `expected_tool=None`.
            Pairing: `ordered` walks the expectation in order, taking each tool's next call;
@@ -62,7 +63,7 @@ from toolproxy.grade.model import (
 from toolproxy.grade.parsecheck import classify, decode_nested, explain, json_type
 from toolproxy.grade.schemastage import Flagged, check_schema
 from toolproxy.schemacheck import CompiledSchema, compile_schema, resolve_schema
-from toolproxy.toolnames import name_matches
+from toolproxy.toolnames import same_tool
 from toolproxy.wire.common import parse_arguments
 
 Grader = Callable[[Case, Observation], CaseGrade]
@@ -107,10 +108,20 @@ def offered_tools(tools: Any) -> list[_Tool]:
     return found
 
 
-def same_tool(observed: str | None, expected: str) -> bool:
-    """Does a called name mean the expected tool (either may carry a server prefix)?"""
-    name = observed or ""
-    return name_matches(name, expected) or (bool(name) and name_matches(expected, name))
+@dataclass(frozen=True)
+class ToolNames:
+    """How one case compares called names with expected ones: a name that was not offered
+    (when the offered tools are known) never means an expected tool, and a server prefix
+    counts only for a real MCP server (`toolnames`)."""
+
+    offered: frozenset[str] = frozenset()
+    servers: tuple[str, ...] = ()
+
+    def same(self, observed: str | None, expected: str) -> bool:
+        """Does the called name mean the expected tool?"""
+        if not observed or (self.offered and observed not in self.offered):
+            return False
+        return same_tool(observed, expected, self.servers)
 
 
 def grade_case(
@@ -137,10 +148,13 @@ def grade_case(
     if not observed:
         missing = [_selection(e, None, "no_call") for e in case.calls]
         return _finish(base, missing or [_selection(None, None, "no_call")])
-    pairs = _pair(case, observed)
-    if any(label for _, _, label in pairs):
-        return _finish(base, [_selection(e, o, label, _extra(e, label)) for e, o, label in pairs])
     tools = offered_tools(observation.offered or case.tools)
+    names = ToolNames(frozenset(t.name for t in tools), tuple({s for s, _, _ in server_tools}))
+    pairs = _pair(case, observed, names)
+    if any(label for _, _, label in pairs):
+        return _finish(
+            base, [_selection(e, o, label, _extra(e, label), names) for e, o, label in pairs]
+        )
     incomplete = not observation.complete or observation.finish_reason in INCOMPLETE_FINISH
     grades = []
     for e, o in ((e, o) for e, o, _ in pairs):
@@ -166,13 +180,16 @@ def _finish(base: CaseGrade, calls: list[CallGrade]) -> CaseGrade:
 
 
 def _selection(
-    e: ExpectedCall | None, o: ObservedCall | None, label: Label | None, note: str | None = None
+    e: ExpectedCall | None,
+    o: ObservedCall | None,
+    label: Label | None,
+    note: str | None = None,
+    names: ToolNames | None = None,
 ) -> CallGrade:
     why = {
         "spurious_call": "no tool call was expected",
         "no_call": "no tool call was made",
-        "wrong_tool": f"called {o.name if o else None!r}, expected {e.tool if e else None!r}"
-        + (" (out of order)" if e and o and same_tool(o.name, e.tool) else ""),
+        "wrong_tool": _wrong_tool(e, o, names or ToolNames()),
         "parallel_collapse": f"expected call to {e.tool if e else None!r} was not made",
     }
     text = note or (why.get(label) if label else None)
@@ -186,10 +203,20 @@ def _selection(
     )
 
 
+def _wrong_tool(e: ExpectedCall | None, o: ObservedCall | None, names: ToolNames) -> str:
+    called = o.name if o else None
+    if e is None:
+        return f"an extra call to {called!r}, which no expected call names"
+    if called and names.offered and called not in names.offered:
+        return f"called {called!r}, which was not offered; expected {e.tool!r}"
+    order = " (out of order)" if o and names.same(called, e.tool) else ""
+    return f"called {called!r}, expected {e.tool!r}{order}"
+
+
 Pair = tuple[ExpectedCall | None, ObservedCall | None, Label | None]
 
 
-def _pair(case: Case, observed: list[ObservedCall]) -> list[Pair]:
+def _pair(case: Case, observed: list[ObservedCall], names: ToolNames) -> list[Pair]:
     """Expected calls paired with observed ones, each pair with its selection label."""
     expected = case.calls
     if not expected:  # "some call" expected: every call passes selection
@@ -199,13 +226,13 @@ def _pair(case: Case, observed: list[ObservedCall]) -> list[Pair]:
         start = 0
         for i, e in enumerate(expected):
             j = next(
-                (j for j in range(start, len(observed)) if same_tool(observed[j].name, e.tool)),
+                (j for j in range(start, len(observed)) if names.same(observed[j].name, e.tool)),
                 None,
             )
             if j is not None:
                 taken[i], start = j, j + 1
     else:
-        taken = _pair_unordered(expected, observed)
+        taken = _pair_unordered(expected, observed, names)
     used = set(taken.values())
     left_e = [i for i in range(len(expected)) if i not in taken]
     left_o = [j for j in range(len(observed)) if j not in used]
@@ -219,17 +246,19 @@ def _pair(case: Case, observed: list[ObservedCall]) -> list[Pair]:
         else:
             pairs.append((e, None, "parallel_collapse"))
     for j in left_o[len(left_e) :]:
-        known = any(same_tool(observed[j].name, e.tool) for e in expected)
+        known = any(names.same(observed[j].name, e.tool) for e in expected)
         pairs.append((None, observed[j], None if known else "wrong_tool"))
     return pairs
 
 
-def _pair_unordered(expected: list[ExpectedCall], observed: list[ObservedCall]) -> dict[int, int]:
+def _pair_unordered(
+    expected: list[ExpectedCall], observed: list[ObservedCall], names: ToolNames
+) -> dict[int, int]:
     candidates = [
         (i, j)
         for i, e in enumerate(expected)
         for j, o in enumerate(observed)
-        if same_tool(o.name, e.tool)
+        if names.same(o.name, e.tool)
     ]
     # argument scores matter only where a call could pair with more than one expectation
     crowded = len({i for i, _ in candidates}) < len(candidates) or len(

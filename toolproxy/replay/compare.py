@@ -12,10 +12,10 @@ accepts has no label.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
-from toolproxy.grade.checker import ServerTool, grade_case, same_tool
+from toolproxy.grade.checker import ServerTool, grade_case
 from toolproxy.grade.model import (
     CallGrade,
     Case,
@@ -27,6 +27,7 @@ from toolproxy.grade.model import (
 )
 from toolproxy.records import ToolCall
 from toolproxy.replay.model import CallDiff, CellResult, RecordedCall, ReplayItem, Step, TurnRecord
+from toolproxy.toolnames import same_tool
 from toolproxy.wire.common import parse_arguments
 
 
@@ -113,6 +114,7 @@ def diff_cell(
     called a tool gives none either (there is no call to compare).
     """
     diffs: list[CallDiff] = []
+    servers = {server for server, _, _ in server_tools}
     turns = first_attempts(result)
     for index, step in enumerate(item.steps):
         turn = turns.get(index)
@@ -123,7 +125,7 @@ def diff_cell(
         for i in range(max(len(recorded), len(replayed))):
             rec = recorded[i] if i < len(recorded) else None
             rep = replayed[i] if i < len(replayed) else None
-            diffs.append(_diff(result, index, i, rec, rep, _label(grade, rep, i)))
+            diffs.append(_diff(result, index, i, rec, rep, _label(grade, rep, i), servers))
     return diffs
 
 
@@ -134,8 +136,9 @@ def _diff(
     rec: RecordedCall | None,
     rep: RecordedCall | None,
     label: str | None,
+    servers: Collection[str],
 ) -> CallDiff:
-    tool_same = rec is not None and rep is not None and same_tool(rep.name, rec.name or "(unnamed)")
+    tool_same = rec is not None and rep is not None and same_tool(rep.name, rec.name, servers)
     return CallDiff(
         run=result.run,
         candidate=result.candidate,
