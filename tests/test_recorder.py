@@ -139,7 +139,7 @@ def test_linker_state_carries_model_calls_to_later_mcp_exchanges(tmp_path):
     capture, logs = tmp_path / "cap", []
     rec = recorder(capture, logs)
     call = {"id": "call_9", "type": "function"}
-    call["function"] = {"name": "weather__get_weather", "arguments": '{"city":"Paris"}'}
+    call["function"] = {"name": "mcp__weather__get_weather", "arguments": '{"city":"Paris"}'}
     model_reply = {"id": "c", "choices": [{"index": 0, "message": {"tool_calls": [call]}}]}
     request = {"model": "m", "messages": [{"role": "user", "content": "weather?"}]}
     mcp_call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call"}

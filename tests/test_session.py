@@ -1,5 +1,5 @@
 from toolproxy.records import Turn
-from toolproxy.session import SessionTracker, chain_hashes
+from toolproxy.session import FAILED_WINDOW_S, Attempt, SessionTracker, chain_hashes
 
 SYS = Turn(role="system", text="be brief")
 USER = Turn(role="user", text="weather in Paris?")
@@ -50,7 +50,7 @@ def test_same_turns_to_another_model_is_another_session():
 
 def test_explicit_header_wins_and_is_remembered():
     t = tracker()
-    sid, source, _ = t.assign({"x-toolproxy-session": "mine"}, [SYS, USER], CALL)
+    sid, source = t.assign({"x-toolproxy-session": "mine"}, [SYS, USER], CALL)[:2]
     assert (sid, source) == ("mine", "header")
     assert t.assign({}, [SYS, USER, CALL, RESULT], ANSWER)[:2] == ("mine", "continued")
 
@@ -88,3 +88,118 @@ def test_memory_is_bounded():
     for i in range(10):
         t.assign({}, [Turn(role="user", text=str(i))], CALL)
     assert len(t._request) == 3 and len(t._after_reply) == 3
+
+
+# --- traffic shapes: identical openings, real retries, reused call ids ------------------
+
+HI = [SYS, Turn(role="user", text="Hi")]
+HELLO = Turn(role="assistant", text="Hello! How can I help?")
+
+
+def at(started: float, ended: float, ok: bool = True, conn: str = "c", peer: str = "127.0.0.1"):
+    return Attempt(
+        exchange_id=f"x{started}", started=started, ended=ended, ok=ok, connection=conn, peer=peer
+    )
+
+
+def test_identical_openings_minutes_apart_are_separate_sessions():
+    t = tracker()
+    first = t.assign({}, HI, HELLO, attempt=at(0, 1))
+    later = t.assign({}, HI, HELLO, attempt=at(180, 181))
+    assert first[:2] == ("s0", "new") and later[:2] == ("s1", "new")
+
+
+def test_concurrent_identical_openings_are_separate_sessions():
+    t = tracker()
+    # three agents send the same first request at once; the answers complete in any order
+    got = [
+        t.assign({}, HI, HELLO, attempt=at(0.001 * i, 0.5 + 0.001 * i, conn=f"c{i}"))
+        for i in range(3)
+    ]
+    assert [g[:2] for g in got] == [("s0", "new"), ("s1", "new"), ("s2", "new")]
+
+
+def test_each_identical_agent_keeps_its_own_turns():
+    t = tracker()
+    opening = [t.assign({}, HI, CALL, attempt=at(i, 1 + i / 10, conn=f"c{i}"))[0] for i in range(3)]
+    turn2 = [*HI, CALL, RESULT]
+    # the same continuation from each agent, on its own connection, in another order
+    order = [2, 0, 1]
+    got = {i: t.assign({}, turn2, ANSWER, attempt=at(5 + i, 6 + i, conn=f"c{i}"))[0] for i in order}
+    assert got == {i: opening[i] for i in range(3)}
+    # without connection hints, each session is still continued exactly once
+    t = tracker()
+    opening = [
+        t.assign({}, HI, CALL, attempt=at(i, 1 + i / 10, conn=None, peer=None))[0] for i in range(3)
+    ]
+    got = [
+        t.assign({}, turn2, ANSWER, attempt=at(5 + i, 6 + i, conn=None, peer=None))[0]
+        for i in range(3)
+    ]
+    assert sorted(got) == sorted(opening)
+
+
+def test_a_resend_after_a_failure_is_a_retry_of_its_session():
+    t = tracker()
+    t.assign({}, HI, None, attempt=at(0, 0.1, ok=False))  # 429
+    assert t.assign({}, HI, HELLO, attempt=at(2, 3))[:2] == ("s0", "retry")
+    # a cut stream: a reply was parsed, but it was not complete
+    t.assign({}, [*HI, HELLO, Turn(role="user", text="go on")], HELLO, attempt=at(10, 11, ok=False))
+    again = t.assign({}, [*HI, HELLO, Turn(role="user", text="go on")], HELLO, attempt=at(12, 13))
+    assert again[:2] == ("s0", "retry")
+
+
+def test_a_failed_request_is_retried_within_the_failed_window_only():
+    t = tracker()
+    t.assign({}, HI, None, attempt=at(0, 0.1, ok=False))
+    assert t.assign({}, HI, HELLO, attempt=at(FAILED_WINDOW_S + 1, FAILED_WINDOW_S + 2))[:2] == (
+        "s1",
+        "new",
+    )
+
+
+def test_an_answered_request_sent_again_soon_is_a_retry_unless_continued():
+    t = tracker()
+    t.assign({}, HI, HELLO, attempt=at(0, 1))
+    assert t.assign({}, HI, HELLO, attempt=at(2, 3))[:2] == ("s0", "retry")
+    t = tracker()
+    t.assign({}, HI, HELLO, attempt=at(0, 1))
+    t.assign({}, [*HI, HELLO, Turn(role="user", text="more")], HELLO, attempt=at(1.5, 2))
+    assert t.assign({}, HI, HELLO, attempt=at(2.5, 3))[:2] == ("s1", "new")
+    # the window is configurable; 0 turns the answered case off
+    t = SessionTracker(retry_window=0, new_id=iter(["a", "b"]).__next__)
+    t.assign({}, HI, HELLO, attempt=at(0, 1))
+    assert t.assign({}, HI, HELLO, attempt=at(2, 3))[:2] == ("b", "new")
+
+
+def test_a_resend_from_another_client_address_is_not_a_retry():
+    t = tracker()
+    t.assign({}, HI, None, attempt=at(0, 0.1, ok=False, peer="10.0.0.1"))
+    assert t.assign({}, HI, HELLO, attempt=at(1, 2, peer="10.0.0.2"))[:2] == ("s1", "new")
+
+
+def test_results_link_to_the_call_they_answer_even_when_ids_are_reused():
+    t = tracker()
+    call_a = Turn(role="assistant", calls=[("call_1", "get_weather", '{"city":"Paris"}')])
+    res_a = Turn(role="tool", text="18C", call_id="call_1")
+    call_b = Turn(role="assistant", calls=[("call_1", "get_time", '{"tz":"CET"}')])
+    res_b = Turn(role="tool", text="12:00", call_id="call_1")
+    first = t.assign({}, [USER], call_a, attempt=at(0, 1))
+    t.assign({}, [USER, call_a, res_a], ANSWER, attempt=at(2, 3))
+    follow = Turn(role="user", text="and the time?")
+    t.assign({}, [USER, call_a, res_a, ANSWER, follow], call_b, attempt=Attempt("ex3", 4, 5))
+    last = t.assign(
+        {}, [USER, call_a, res_a, ANSWER, follow, call_b, res_b], ANSWER, attempt=at(6, 7)
+    )
+    assert first.result_links == []
+    assert last.result_links == [("x0", 0), ("ex3", 0)]
+
+
+def test_results_of_a_chained_responses_request_link_to_the_named_response():
+    t = tracker()
+    t.assign({}, [USER], CALL, response_id="resp_1", attempt=Attempt("ex1"))
+    got = t.assign({}, [RESULT], ANSWER, previous_response_id="resp_1", attempt=Attempt("ex2"))
+    assert got.result_links == [("ex1", 0)]
+    # the same call in full history links by the conversation; one never seen has no link
+    assert t.assign({}, [USER, CALL, RESULT], ANSWER).result_links == [("ex1", 0)]
+    assert tracker().assign({}, [USER, CALL, RESULT], ANSWER).result_links == [None]

@@ -16,9 +16,12 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from mitmproxy import ctx, exceptions, http
+from mitmproxy import connection, ctx, exceptions, http
+from mitmproxy.flow import Error as flow_error
+from mitmproxy.proxy import server_hooks
 
 from toolproxy.recorder import Recorder
+from toolproxy.session import RETRY_WINDOW_S
 from toolproxy.tap import BodyTap, RawExchange
 from toolproxy.worker import RecorderConfig, RecorderProcess
 
@@ -26,6 +29,11 @@ log = logging.getLogger("toolproxy")
 
 DEFAULT_CAPTURE = "captures/default"
 META = "toolproxy"
+MAX_PENDING_FAILURES = 10_000
+BEFORE_REQUEST = (
+    " (before any request was read: mitmproxy connects upstream as soon as a client "
+    "connects; set connection_strategy=lazy to have the request recorded too)"
+)
 
 
 class _FlowState:
@@ -45,6 +53,8 @@ class ToolproxyCapture:
         self._config: tuple[object, ...] | None = None
         self.hook_errors = 0
         self._loopback = False
+        # client id -> (client, server, when) of upstream connections that failed
+        self._connect_failures: dict[str, tuple[connection.Client, connection.Server, float]] = {}
 
     def load(self, loader) -> None:  # type: ignore[no-untyped-def]
         loader.add_option(
@@ -61,6 +71,14 @@ class ToolproxyCapture:
             str,
             "x-toolproxy-session",
             "Request header whose value names the session explicitly.",
+        )
+        loader.add_option(
+            "toolproxy_retry_window",
+            str,  # parsed in configure(), like the flush interval
+            str(RETRY_WINDOW_S),
+            "Seconds after an answered request within which the same request again, nobody "
+            "having continued the first, counts as its retry (0: never; failed requests "
+            "are retried within 10 minutes regardless).",
         )
         loader.add_option(
             "toolproxy_redact_headers",
@@ -107,16 +125,15 @@ class ToolproxyCapture:
             opts.listen_host = "127.0.0.1"
         if not any(name.startswith("toolproxy_") for name in updated):
             return
-        try:
-            interval = float(opts.toolproxy_flush_interval)
-        except ValueError:
-            raise exceptions.OptionsError(
-                f"toolproxy_flush_interval must be a number of seconds, "
-                f"got {opts.toolproxy_flush_interval!r}"
-            ) from None
+        interval = _seconds(opts.toolproxy_flush_interval, "toolproxy_flush_interval")
         if not 0.01 <= interval <= 10:
             raise exceptions.OptionsError(
                 f"toolproxy_flush_interval must be between 0.01 and 10 seconds, got {interval}"
+            )
+        retry_window = _seconds(opts.toolproxy_retry_window, "toolproxy_retry_window")
+        if not 0 <= retry_window <= 3600:
+            raise exceptions.OptionsError(
+                f"toolproxy_retry_window must be between 0 and 3600 seconds, got {retry_window}"
             )
         if opts.toolproxy_max_body < 0:
             raise exceptions.OptionsError("toolproxy_max_body must be >= 0 bytes")
@@ -134,6 +151,7 @@ class ToolproxyCapture:
             str(capture.resolve()),
             interval,
             opts.toolproxy_session_header,
+            retry_window,
             tuple(opts.toolproxy_redact_headers),
             tuple(opts.toolproxy_redact_query),
             tuple(opts.toolproxy_redact_json),
@@ -184,6 +202,7 @@ class ToolproxyCapture:
             proxy_id=proxy_id,
             flush_interval=float(opts.toolproxy_flush_interval),
             session_header=opts.toolproxy_session_header,
+            retry_window=float(opts.toolproxy_retry_window),
             redact_headers=tuple(opts.toolproxy_redact_headers),
             redact_query=tuple(opts.toolproxy_redact_query),
             redact_json=tuple(opts.toolproxy_redact_json),
@@ -227,9 +246,43 @@ class ToolproxyCapture:
     def error(self, flow: http.HTTPFlow) -> None:
         self._submit(flow, complete=False)
 
+    def http_connect_error(self, flow: http.HTTPFlow) -> None:
+        """A CONNECT (explicit proxy) that could not reach its server: mitmproxy answers 502
+        itself; recorded as the attempt it was, with mitmproxy's reason."""
+        try:
+            if flow.metadata.get(META) is None:
+                flow.metadata[META] = _FlowState(0)
+            if flow.error is None and flow.response is not None:
+                reason = flow.response.get_text(strict=False) or "CONNECT failed"
+                flow.error = flow_error(reason)
+        except Exception as exc:  # noqa: BLE001
+            self._fail("http_connect_error", exc)
+        self._submit(flow, complete=False)
+
+    def server_connect_error(self, data: server_hooks.ServerConnectionHookData) -> None:
+        """Remember a failed upstream connection until the client goes: if no flow of that
+        client was recorded by then (reverse mode connects when the client connects, before
+        any request is read), the attempt is recorded on its own."""
+        try:
+            if self.recorder is not None:
+                self._connect_failures[data.client.id] = (data.client, data.server, time.time())
+                while len(self._connect_failures) > MAX_PENDING_FAILURES:
+                    self._connect_failures.pop(next(iter(self._connect_failures)))
+        except Exception as exc:  # noqa: BLE001
+            self._fail("server_connect_error", exc)
+
+    def client_disconnected(self, client: connection.Client) -> None:
+        try:
+            failure = self._connect_failures.pop(client.id, None)
+            if failure is not None and self.recorder is not None:
+                self.recorder.submit(connect_attempt(*failure))
+        except Exception as exc:  # noqa: BLE001
+            self._fail("client_disconnected", exc)
+
     def _submit(self, flow: http.HTTPFlow, complete: bool) -> None:
         try:
             state = flow.metadata.get(META)
+            self._connect_failures.pop(flow.client_conn.id, None)  # this flow records it
             if self.recorder is None or state is None or state.submitted:
                 return
             state.submitted = True
@@ -241,6 +294,19 @@ class ToolproxyCapture:
         if self.recorder is not None:
             self.recorder.close()
             self.recorder = None
+
+
+def _seconds(text: str, option: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise exceptions.OptionsError(
+            f"{option} must be a number of seconds, got {text!r}"
+        ) from None
+
+
+def _host(address: object) -> str | None:
+    return str(address[0]) if isinstance(address, tuple) and address else None
 
 
 def raw_exchange(flow: http.HTTPFlow, state: _FlowState, complete: bool) -> RawExchange:
@@ -262,6 +328,8 @@ def raw_exchange(flow: http.HTTPFlow, state: _FlowState, complete: bool) -> RawE
         request_end=req.timestamp_end or rtap.ended_at,
         truncated=rtap.truncated or stap.truncated,
         error=flow.error.msg if flow.error else None,
+        client_connection=flow.client_conn.id,
+        client_peer=_host(flow.client_conn.peername),
     )
     if resp is not None:
         body = stap.body() if stap.size else (resp.raw_content or b"")
@@ -278,3 +346,27 @@ def raw_exchange(flow: http.HTTPFlow, state: _FlowState, complete: bool) -> RawE
         raw.ended_at = time.time()
         raw.response_complete = False
     return raw
+
+
+def connect_attempt(
+    client: connection.Client, server: connection.Server, failed_at: float
+) -> RawExchange:
+    """A client connection whose upstream could not be reached before any request was read:
+    an exchange with no request (method and path empty) and mitmproxy's reason."""
+    host, port = (server.address or ("", 0))[:2]
+    return RawExchange(
+        exchange_id=f"connect-{client.id}",
+        started_at=client.timestamp_start or failed_at,
+        method="",
+        scheme="https" if server.tls else "http",
+        host=str(server.sni or host),
+        port=int(port),
+        path="",
+        request_headers=[],
+        request_body=b"",
+        ended_at=failed_at,
+        response_complete=False,
+        error=(server.error or "could not connect upstream") + BEFORE_REQUEST,
+        client_connection=client.id,
+        client_peer=_host(client.peername),
+    )

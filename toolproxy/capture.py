@@ -11,10 +11,10 @@ from typing import Any
 
 from toolproxy import wire
 from toolproxy.link import Linker
-from toolproxy.records import Exchange, ParsedRequest, ParsedResponse, WireResult
+from toolproxy.records import Exchange, ParsedRequest, ParsedResponse, ToolResult, WireResult
 from toolproxy.redact import Redactor
 from toolproxy.segments import child_rows
-from toolproxy.session import SessionTracker
+from toolproxy.session import Attempt, ResultLink, SessionTracker
 from toolproxy.tap import RawExchange
 
 Rows = dict[str, list[dict[str, Any]]]
@@ -31,15 +31,31 @@ ERROR_KINDS = (
 )
 
 
+# Words of a transport error that happened while opening the upstream connection.
+CONNECT_FAILURES = (
+    "refused",
+    "connect call failed",
+    "cannot connect",
+    "could not connect",
+    "resolv",
+    "unreachable",
+    "tls",
+    "certificate",
+    "name or service",
+    "nodename",
+    "no address",
+)
+
+
 def classify_error(
     raw: RawExchange, response: ParsedResponse | None
 ) -> tuple[str | None, str | None]:
     """(error_kind, message) for an exchange, or (None, None) when it went fine."""
     if raw.error:
         msg = raw.error.lower()
-        if raw.status_code is None and any(
-            s in msg for s in ("refused", "resolve", "unreachable", "tls", "certificate", "name")
-        ):
+        # mitmproxy's own 502 to a CONNECT it could not open carries a status, no upstream
+        before_response = raw.status_code is None or msg.startswith("cannot connect to")
+        if before_response and any(s in msg for s in CONNECT_FAILURES):
             return "connect_failed", raw.error
         if "timed out" in msg or "timeout" in msg:
             return "timeout", raw.error
@@ -97,6 +113,16 @@ def _header(headers: list[tuple[str, str]], name: str) -> str | None:
     return None
 
 
+def link_results(results: list[ToolResult], links: list[ResultLink | None]) -> None:
+    """Fill each result's link to the call it answers. `links` has one entry per tool turn,
+    in request order, as the tool results are: paired in order, checked by call id."""
+    if len(links) != len(results):
+        return
+    for result, link in zip(results, links, strict=True):
+        if link is not None:
+            result.call_exchange_id, result.call_index = link
+
+
 def build_rows(
     raw: RawExchange,
     proxy_id: str,
@@ -144,6 +170,7 @@ def build_rows(
     if raw.truncated:
         parse_error = "; ".join(e for e in (parse_error, "body over max_body cap") if e)
 
+    error_kind, error_message = classify_error(raw, resp)
     key: str | None = None
     if result.wire_format == "mcp":
         # The server names the session in its answer to initialize, the client thereafter.
@@ -153,17 +180,27 @@ def build_rows(
         explicit = headers.get(sessions.header, "").strip() or None
         session_id, source = linker.place(result.mcp, mcp_session, explicit)
     else:
-        session_id, source, key = sessions.assign(
+        attempt = Attempt(
+            exchange_id=raw.exchange_id,
+            started=raw.started_at,
+            ended=raw.ended_at or raw.started_at,
+            ok=error_kind is None,
+            connection=raw.client_connection,
+            peer=raw.client_peer,
+        )
+        session_id, source, key, links = sessions.assign(
             headers,
             req.turns if req else [],
             resp.reply if resp else None,
             previous_response_id=req.previous_response_id if req else None,
             response_id=resp.response_id if resp else None,
             model=req.model if req else None,
+            attempt=attempt,
         )
+        if req is not None:
+            link_results(req.tool_results, links)
         if resp is not None:
             linker.remember(raw.exchange_id, session_id, resp.tool_calls)
-    error_kind, error_message = classify_error(raw, resp)
     streamed = bool(req and req.stream) or (
         "text/event-stream" in (_header(raw.response_headers, "content-type") or "")
     )

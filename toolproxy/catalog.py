@@ -25,6 +25,7 @@ DERIVED_VIEWS = (
     "mcp_tool_versions",
     "mcp_tools_latest",
     "mcp_calls",
+    "call_results",
 )
 
 BOOKKEEPING = [
@@ -147,6 +148,34 @@ def view_ddl(root: Path, have: Mapping[str, Collection[str]], temp: bool = False
         SELECT t.* FROM mcp_tools t
         JOIN (SELECT server, max(pulled_at) AS pulled_at FROM mcp_tools GROUP BY server) l
             USING (server, pulled_at)""")
+    # Each tool call with the one result that answers it: the first request that carried a
+    # result linked to it (tool_results.call_exchange_id / call_index, set at capture). A
+    # result without a link (a capture from before links, a call made before the proxy
+    # started) answers the nearest earlier call with its id in the session.
+    statements.append(f"""{create} call_results AS
+        WITH unlinked AS (
+            SELECT r.exchange_id AS result_exchange_id, r.started_at AS result_at,
+                r.message_index, r.content, r.is_error,
+                c.exchange_id AS call_exchange_id, c."index" AS call_index
+            FROM (SELECT * FROM tool_results WHERE call_exchange_id IS NULL) r
+            ASOF JOIN tool_calls c ON r.session_id = c.session_id
+                AND r.call_id = c.call_id AND r.started_at > c.started_at
+        ), answers AS (
+            SELECT exchange_id AS result_exchange_id, started_at AS result_at, message_index,
+                content, is_error, call_exchange_id, call_index
+            FROM tool_results WHERE call_exchange_id IS NOT NULL
+            UNION ALL SELECT * FROM unlinked
+        ), first_answers AS (
+            SELECT * FROM answers QUALIFY row_number() OVER (
+                PARTITION BY call_exchange_id, call_index
+                ORDER BY result_at, result_exchange_id, message_index) = 1
+        )
+        SELECT c.exchange_id, c.session_id, c.started_at, c."index", c.call_id, c.name,
+            a.result_exchange_id, a.message_index AS result_message_index,
+            a.content AS result, a.is_error AS result_is_error
+        FROM tool_calls c LEFT JOIN first_answers a
+            ON a.call_exchange_id = c.exchange_id AND a.call_index = c."index"
+        """)
     statements.append(f"""{create} mcp_calls AS
         SELECT m.started_at, m.session_id, m.exchange_id, m.mcp_session_id, m.rpc_id,
             m.tool_name, m.arguments, m.result, m.is_error, m.error_code, m.error_message,

@@ -72,6 +72,13 @@ class ToolResult(BaseModel):
     call_id: str | None = Field(default=None, description="id of the call it answers")
     content: str = Field(default="", description="result text (parts joined)")
     is_error: bool | None = Field(default=None, description="agent-flagged error, if said")
+    call_exchange_id: str | None = Field(
+        default=None,
+        description="exchange whose response made the call this answers (null: not seen)",
+    )
+    call_index: int | None = Field(
+        default=None, description="that call's index among the exchange's tool calls"
+    )
 
 
 class Usage(BaseModel):

@@ -3,10 +3,36 @@
 The rule (README "Sessions"), first match wins:
 1. `header`            the request carries the session header (default `x-toolproxy-session`).
 2. `previous_response` a Responses API request names a `previous_response_id` seen before.
-3. `continued`         the request's turns start with an earlier exchange's turns plus that
+3. `retry`             the same turns to the same model as an earlier request that failed
+                       (error, timeout, cut stream, 4xx/5xx: no complete reply), sent after
+                       that one ended and within `failed_window` seconds of it.
+4. `continued`         the request's turns start with an earlier exchange's turns plus that
                        exchange's reply (the agent appended the reply and went on).
-4. `retry`             the request's turns and model equal an earlier request's exactly.
-5. `new`               otherwise a fresh session id.
+5. `retry`             the same turns to the same model as an earlier request that got a
+                       complete reply nobody has continued, sent after it ended and within
+                       `retry_window` seconds (default 5 s; 0 turns this case off).
+6. `new`               otherwise a fresh session id.
+
+So independent conversations that open the same way (the same system prompt and "Hi", a
+fixed task run by several agents or trials) are separate sessions: concurrent openings
+overlap in time, and later ones come after the first was continued or after the window.
+A retry from another client address never joins.
+
+When several earlier exchanges match (identical conversations with identical replies), a
+request is attributed to the one nobody has continued yet, then on the same client
+connection, then from the same client address, then the most recent. Each exchange is
+continued at most once before a second continuation may land on it, so N identical agents
+give N sessions with their own turn counts, even when the traffic cannot say which agent
+is which (contents are identical then, so only the counts are observable). Limits: agents
+that share one connection pool and run identical conversations in lockstep may swap
+sessions between turns; sequential identical single-turn trials closer than `retry_window`
+look like retries (send the session header, or set the window to 0).
+
+Tool results are linked to the exchange whose response made the call they answer: the
+nearest preceding assistant turn in the request that made a call with that id, and the
+exchange that produced that turn (in this session when several did). A Responses request
+chained by `previous_response_id` links to the response it names. `result_links` is one
+entry per tool turn of the request, None when the producing exchange was not seen here.
 
 Turns are compared by a chained hash (h_i = sha256(h_{i-1} + turn_i)), so checking every
 prefix of an n-turn conversation costs O(n). State is in memory, bounded (LRU), per proxy
@@ -19,10 +45,45 @@ import hashlib
 import uuid
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from toolproxy.records import Turn, canonical_json
 
-Assignment = tuple[str, str, str | None]  # (session_id, source, conversation_key)
+RETRY_WINDOW_S = 5.0
+FAILED_WINDOW_S = 600.0
+_PER_KEY = 64  # exchanges remembered per conversation state (identical conversations)
+
+ResultLink = tuple[str, int]  # (exchange id that made the call, the call's index in it)
+
+
+class Assignment(NamedTuple):
+    session_id: str
+    source: str
+    conversation_key: str | None
+    result_links: list[ResultLink | None] = []
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """What the tracker needs to know about one exchange besides its turns."""
+
+    exchange_id: str = ""
+    started: float = 0.0  # request start (epoch seconds)
+    ended: float = 0.0  # response end, or when it failed
+    ok: bool | None = None  # a complete reply; None: infer from the reply being present
+    connection: str | None = None  # the client connection's id
+    peer: str | None = None  # the client's address (host only)
+
+
+@dataclass(eq=False)
+class _Seen:
+    attempt: Attempt
+    session: str
+    ok: bool
+    calls: tuple[str | None, ...] = ()
+    continued: bool = False  # a later request continued it or retried it
+    order: int = field(default=0)
 
 
 def chain_hashes(turns: Sequence[Turn], start: bytes = b"") -> list[bytes]:
@@ -35,13 +96,16 @@ def chain_hashes(turns: Sequence[Turn], start: bytes = b"") -> list[bytes]:
     return out
 
 
-class _Lru(OrderedDict[bytes | str, str]):
+class _Lru(OrderedDict[bytes | str, list[_Seen]]):
     def __init__(self, limit: int) -> None:
         super().__init__()
         self.limit = limit
 
-    def put(self, key: bytes | str, value: str) -> None:
-        self[key] = value
+    def add(self, key: bytes | str, seen: _Seen) -> None:
+        entries = self.get(key) or []
+        entries.append(seen)
+        del entries[:-_PER_KEY]
+        self[key] = entries
         self.move_to_end(key)
         while len(self) > self.limit:
             self.popitem(last=False)
@@ -55,12 +119,17 @@ class SessionTracker:
         header: str = "x-toolproxy-session",
         limit: int = 200_000,
         new_id: Callable[[], str] = lambda: uuid.uuid4().hex[:16],
+        retry_window: float = RETRY_WINDOW_S,
+        failed_window: float = FAILED_WINDOW_S,
     ) -> None:
         self.header = header.lower()
-        self._after_reply = _Lru(limit)  # hash(turns + reply) -> session
-        self._request = _Lru(limit)  # hash(turns) -> session
-        self._responses = _Lru(limit)  # provider response id -> session
+        self.retry_window = retry_window
+        self.failed_window = failed_window
+        self._after_reply = _Lru(limit)  # hash(turns + reply) -> exchanges
+        self._request = _Lru(limit)  # hash(turns, model) -> exchanges
+        self._responses = _Lru(limit)  # provider response id -> exchange
         self._new_id = new_id
+        self._order = 0
 
     def assign(
         self,
@@ -70,22 +139,29 @@ class SessionTracker:
         previous_response_id: str | None = None,
         response_id: str | None = None,
         model: str | None = None,
+        attempt: Attempt | None = None,
     ) -> Assignment:
         """Pick the session for one exchange and remember it for later requests."""
+        attempt = attempt or Attempt()
         hashes = chain_hashes(turns)
         # A re-send is the same turns to the same model; another model is another run.
         resend = hashlib.sha256(hashes[-1] + (model or "").encode()).digest() if hashes else None
-        session, source = self._lookup(headers, hashes, resend, previous_response_id)
+        session, source = self._lookup(headers, hashes, resend, previous_response_id, attempt)
+        links = self._links(turns, hashes, session, previous_response_id)
+        self._order += 1
+        ok = attempt.ok if attempt.ok is not None else reply is not None
+        calls = tuple(c[0] for c in reply.calls) if reply is not None else ()
+        seen = _Seen(attempt, session, ok, calls, order=self._order)
         key: str | None = None
         if resend is not None:
-            self._request.put(resend, session)
+            self._request.add(resend, seen)
         if reply is not None:
             after = chain_hashes([reply], start=hashes[-1] if hashes else b"")[0]
-            self._after_reply.put(after, session)
+            self._after_reply.add(after, seen)
             key = after.hex()[:32]
         if response_id:
-            self._responses.put(response_id, session)
-        return session, source, key
+            self._responses.add(response_id, seen)
+        return Assignment(session, source, key, links)
 
     def _lookup(
         self,
@@ -93,15 +169,89 @@ class SessionTracker:
         hashes: list[bytes],
         resend: bytes | None,
         previous: str | None,
+        attempt: Attempt,
     ) -> tuple[str, str]:
         explicit = headers.get(self.header, "").strip()
         if explicit:
             return explicit, "header"
         if previous and previous in self._responses:
-            return self._responses[previous], "previous_response"
+            return self._responses[previous][-1].session, "previous_response"
+        earlier = self._request.get(resend, []) if resend is not None else []
+        failed = self._retry_of(earlier, attempt, ok=False)
+        if failed is not None:
+            return failed.session, "retry"
         for h in reversed(hashes):
             if h in self._after_reply:
-                return self._after_reply[h], "continued"
-        if resend is not None and resend in self._request:
-            return self._request[resend], "retry"
+                chosen = _best(self._after_reply[h], attempt)
+                chosen.continued = True
+                return chosen.session, "continued"
+        answered = self._retry_of(earlier, attempt, ok=True)
+        if answered is not None:
+            return answered.session, "retry"
         return self._new_id(), "new"
+
+    def _retry_of(self, earlier: list[_Seen], attempt: Attempt, ok: bool) -> _Seen | None:
+        window = self.retry_window if ok else self.failed_window
+        eligible = [
+            seen
+            for seen in earlier
+            if seen.ok is ok
+            and not seen.continued
+            and attempt.started >= seen.attempt.ended
+            and attempt.started - seen.attempt.ended <= window
+            and not (attempt.peer and seen.attempt.peer and attempt.peer != seen.attempt.peer)
+        ]
+        if not eligible:
+            return None
+        chosen = _best(eligible, attempt)
+        chosen.continued = True  # superseded: a further re-send is compared with this one
+        return chosen
+
+    def _links(
+        self, turns: Sequence[Turn], hashes: list[bytes], session: str, previous: str | None
+    ) -> list[ResultLink | None]:
+        links: list[ResultLink | None] = []
+        for j, turn in enumerate(turns):
+            if turn.role != "tool":
+                continue
+            links.append(self._link(turns, hashes, j, session, previous))
+        return links
+
+    def _link(
+        self,
+        turns: Sequence[Turn],
+        hashes: list[bytes],
+        j: int,
+        session: str,
+        previous: str | None,
+    ) -> ResultLink | None:
+        call_id = turns[j].call_id
+        if call_id is None:
+            return None
+        for i in range(j - 1, -1, -1):
+            ids = [c[0] for c in turns[i].calls] if turns[i].role == "assistant" else []
+            if call_id in ids:
+                producers = self._after_reply.get(hashes[i], [])
+                mine = [p for p in producers if p.session == session] or producers
+                if not mine:
+                    return None
+                return mine[-1].attempt.exchange_id, ids.index(call_id)
+        chained = self._responses.get(previous, []) if previous else []
+        if chained and call_id in chained[-1].calls:
+            return chained[-1].attempt.exchange_id, chained[-1].calls.index(call_id)
+        return None
+
+
+def _best(candidates: list[_Seen], attempt: Attempt) -> _Seen:
+    """Not yet continued, then same connection, then same address, then most recent."""
+
+    def rank(seen: _Seen) -> tuple[bool, bool, bool, int]:
+        a = seen.attempt
+        return (
+            not seen.continued,
+            bool(attempt.connection) and a.connection == attempt.connection,
+            bool(attempt.peer) and a.peer == attempt.peer,
+            seen.order,
+        )
+
+    return max(candidates, key=rank)

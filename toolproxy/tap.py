@@ -79,3 +79,5 @@ class RawExchange:
     response_complete: bool = True
     truncated: bool = False
     error: str | None = None
+    client_connection: str | None = None  # the client connection's id (sessions only)
+    client_peer: str | None = None  # the client's address, host only (sessions only)

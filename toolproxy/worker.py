@@ -28,7 +28,7 @@ from typing import IO, Any
 
 from toolproxy.recorder import Recorder
 from toolproxy.redact import Redactor
-from toolproxy.session import SessionTracker
+from toolproxy.session import RETRY_WINDOW_S, SessionTracker
 from toolproxy.tap import RawExchange
 
 PIPE_SIZE = 1 << 20
@@ -47,6 +47,7 @@ class RecorderConfig:
     proxy_id: str
     flush_interval: float = 0.5
     session_header: str = "x-toolproxy-session"
+    retry_window: float = RETRY_WINDOW_S
     redact_headers: tuple[str, ...] = ()
     redact_query: tuple[str, ...] = ()
     redact_json: tuple[str, ...] = ()
@@ -58,7 +59,7 @@ class RecorderConfig:
             self.capture_dir,
             self.proxy_id,
             Redactor.build(self.redact_headers, self.redact_query, self.redact_json),
-            SessionTracker(self.session_header),
+            SessionTracker(self.session_header, retry_window=self.retry_window),
             flush_interval=self.flush_interval,
             run_info=self.run_info,
             log=log,

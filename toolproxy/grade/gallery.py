@@ -29,6 +29,9 @@ class TranscriptCall(BaseModel):
     label: str | None = None
     args: list[ArgGrade] = Field(default_factory=list, description="per-argument buckets")
     errors: list[str] = Field(default_factory=list)
+    result: str | None = Field(
+        default=None, description="the tool result the agent sent back for this very call"
+    )
 
 
 class Transcript(BaseModel):
@@ -87,8 +90,9 @@ def transcript_of(
     assistant_text: str | None,
     raw_calls: Sequence[tuple[Any, ...]],
 ) -> Transcript:
-    """A case's transcript. `raw_calls` are its exchange's (call_id, name, arguments_raw) in
-    index order; a graded call is matched by call id, else by its position among the
+    """A case's transcript. `raw_calls` are its exchange's (call_id, name, arguments_raw[,
+    result]) in index order, the result being the one linked to that call
+    (`call_results`); a graded call is matched by call id, else by its position among the
     graded calls that have an actual tool."""
     by_id = {c[0]: c for c in raw_calls if c[0]}
     calls, position = [], 0
@@ -108,6 +112,7 @@ def transcript_of(
                 label=cg.label,
                 args=cg.args,
                 errors=cg.errors,
+                result=clip(raw[3]) if raw and len(raw) > 3 else None,
             )
         )
     if not grade.calls:  # nothing graded per call: pair expected and emitted by position
@@ -146,6 +151,8 @@ def render_transcript(t: Transcript) -> str:
             judged = f" (judge: {a.judge_reason})" if a.judged and a.judge_reason else ""
             lines.append(f"  - `{a.name}` {a.bucket}{detail}{judged}")
         lines += [f"  - error: {e}" for e in c.errors]
+        if c.result is not None:
+            lines.append(f"  - result: {c.result}")
     return "\n".join(lines)
 
 

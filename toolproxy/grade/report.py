@@ -156,19 +156,17 @@ def load_cases(capture: Path, runs: Sequence[str]) -> dict[str, list[CaseRecord]
 
 
 def load_sessions(capture: Path, session_ids: Sequence[str]) -> dict[str, list[SessionCall]]:
-    """Each session's tool calls in order, with the first result recorded for each."""
+    """Each session's tool calls in order, each with the result that answered it (the
+    `call_results` view: linked by the conversation, so a reused call id finds its own)."""
     from toolproxy import store
 
     if not session_ids:
         return {}
     _, rows = store.query(
         capture,
-        "SELECT c.session_id, c.exchange_id, c.name, c.call_id, c.parse_error, r.content, "
-        "r.is_error FROM tool_calls c LEFT JOIN (SELECT session_id, call_id, "
-        "first(content ORDER BY started_at) AS content, "
-        "first(is_error ORDER BY started_at) AS is_error "
-        "FROM tool_results GROUP BY ALL) r "
-        "ON r.session_id = c.session_id AND r.call_id = c.call_id "
+        "SELECT c.session_id, c.exchange_id, c.name, c.call_id, c.parse_error, r.result, "
+        "r.result_is_error FROM tool_calls c LEFT JOIN call_results r "
+        'ON r.exchange_id = c.exchange_id AND r."index" = c."index" '
         f"WHERE c.session_id {IN_LIST} "
         "ORDER BY c.session_id, c.started_at, c.exchange_id, c.index",
         [list(session_ids)],
@@ -215,8 +213,10 @@ def load_gallery(
         messages = {x: (json.loads(m) if m else None, text) for x, m, text in rows}
         _, rows = store.query(
             capture,
-            "SELECT exchange_id, call_id, name, arguments_raw FROM tool_calls "
-            f"WHERE exchange_id {IN_LIST} ORDER BY exchange_id, index",
+            "SELECT c.exchange_id, c.call_id, c.name, c.arguments_raw, r.result "
+            "FROM tool_calls c LEFT JOIN call_results r "
+            'ON r.exchange_id = c.exchange_id AND r."index" = c."index" '
+            f"WHERE c.exchange_id {IN_LIST} ORDER BY c.exchange_id, c.index",
             [ids],
         )
         for x, *rest in rows:

@@ -1,7 +1,7 @@
 """What a replay sends: captured model turns (or expectation cases) as `ReplayItem`s.
 
 `plan_from_capture(capture, filters)` reads the capture only through `store.query`
-(`exchanges`, `tool_calls`, `tool_results`, `tools_offered`, and `grades` for the label
+(`exchanges`, `tool_calls`, `call_results`, `tools_offered`, and `grades` for the label
 filter) and returns a `Plan`: a list of items, plus how many exchanges were skipped and
 why, plus the conversion notes (`toolproxy.replay.convert`).
 
@@ -45,9 +45,9 @@ each later one; the case id for cases.
 
 Each `Step` carries the turn's `tools` and `params` (converted), `stream` as recorded,
 `recorded_calls` (its `tool_calls` rows in index order), `recorded_text` (the assistant
-text) and `recorded_results`: for each recorded call id, the first `tool_results` row with
-that id from a later exchange of the same session (what the agent sent back), in call
-order.
+text) and `recorded_results`: for each recorded call, the result that answered that very
+call (the `call_results` view: what the agent sent back after it, linked through the
+conversation, so a call id the model reused later finds its own result), in call order.
 
 `plan_from_cases(cases, capture)`: a case with `exchange_id` becomes that exchange as one
 step (kind "case", `case_id` set, recorded calls attached; a missing or unusable exchange
@@ -89,7 +89,7 @@ STATEFUL_NOTE = (
     "(its earlier turns are not in the capture's request)"
 )
 Row = dict[str, Any]
-Results = dict[str, list[Row]]  # session id -> its tool_results rows in time order
+Results = dict[str, list[Row]]  # exchange id -> its calls' answering results, in call order
 _BODY_KEY = {
     "openai_chat": "messages",
     "openai_responses": "input",
@@ -202,9 +202,9 @@ def _json(value: Any) -> Any:
 
 
 def _children(
-    capture: Path, ids: list[str], sessions: list[str]
+    capture: Path, ids: list[str]
 ) -> tuple[dict[str, list[RecordedCall]], dict[str, list[Row]], Results]:
-    """(calls by exchange, offered tools by exchange, results by session in time order)."""
+    """(calls by exchange, offered tools by exchange, answering results by exchange)."""
     calls: dict[str, list[RecordedCall]] = {}
     offered: dict[str, list[dict[str, Any]]] = {}
     if not ids:
@@ -229,28 +229,25 @@ def _children(
         row["parameters"] = _json(row["parameters"])
         offered.setdefault(row["exchange_id"], []).append(row)
     sql = (
-        "SELECT session_id, started_at, call_id, content, is_error FROM tool_results "
-        "WHERE session_id IN (SELECT unnest($sessions)) ORDER BY started_at, message_index"
+        "SELECT exchange_id, call_id, result, result_is_error FROM call_results "
+        "WHERE exchange_id IN (SELECT unnest($ids)) AND result_exchange_id IS NOT NULL "
+        'ORDER BY exchange_id, "index"'
     )
     results: Results = {}
-    for row in _rows(capture, sql, {"sessions": sessions}):
-        results.setdefault(row["session_id"], []).append(row)
+    for row in _rows(capture, sql, {"ids": ids}):
+        if row["call_id"]:
+            results.setdefault(row["exchange_id"], []).append(row)
     return calls, offered, results
 
 
-def _results(row: Row, calls: list[RecordedCall], results: Results) -> list[RecordedResult]:
-    wanted = [c.call_id for c in calls if c.call_id]
-    first: dict[str, RecordedResult] = {}
-    for r in results.get(row["session_id"], []):
-        if (
-            r["started_at"] > row["started_at"]
-            and r["call_id"] in wanted
-            and r["call_id"] not in first
-        ):
-            first[r["call_id"]] = RecordedResult(
-                call_id=r["call_id"], content=r["content"] or "", is_error=r["is_error"]
-            )
-    return [first[i] for i in wanted if i in first]
+def _results(row: Row, results: Results) -> list[RecordedResult]:
+    """The results that answered this turn's calls (`call_results`), in call order."""
+    return [
+        RecordedResult(
+            call_id=r["call_id"], content=r["result"] or "", is_error=r["result_is_error"]
+        )
+        for r in results.get(row["exchange_id"], [])
+    ]
 
 
 def _convert(
@@ -325,7 +322,7 @@ def _step(
         stream=bool(row["streamed"]),
         recorded_calls=calls,
         recorded_text=row["assistant_text"],
-        recorded_results=_results(row, calls, results),
+        recorded_results=_results(row, results),
     )
 
 
@@ -358,8 +355,7 @@ def plan_from_capture(capture: Path, filters: PlanFilters) -> Plan:
     plan = Plan()
     usable = [r for r in rows if r["usable"]]
     plan.skipped.update(_skip_reason(r) for r in rows if not r["usable"])
-    sessions = sorted({r["session_id"] for r in usable if r["session_id"]})
-    calls, offered, results = _children(capture, [r["exchange_id"] for r in usable], sessions)
+    calls, offered, results = _children(capture, [r["exchange_id"] for r in usable])
     open_items: dict[str | None, tuple[ReplayItem, dict[str, Any]]] = {}
     for row in usable:
         chat = _convert(row, offered.get(row["exchange_id"], []), plan.notes)
