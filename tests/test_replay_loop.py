@@ -326,6 +326,17 @@ async def test_text_only_steps_go_on(scripted_upstream):
     assert wrong.divergence == "called get_weather instead of answering in text"
 
 
+async def test_a_case_has_no_recorded_reply_to_diverge_from(scripted_upstream):
+    # a case with its own messages: whatever the candidate does, the grade judges it
+    step = Step(messages=ASK, tools=TOOLS)
+    item = ReplayItem(item_id="case-1", kind="case", case_id="case-1", steps=[step])
+    for reply in (RIGHT, Reply(text="I cannot say.")):
+        result, _ = await play(scripted_upstream, reply, item=item)
+        assert (result.status, result.diverged_at, result.divergence) == ("completed", None, None)
+    failed, _ = await play(scripted_upstream, Reply(status=400), item=item)
+    assert failed.status == "failed"
+
+
 # --- pure parts ------------------------------------------------------------------------
 
 

@@ -267,3 +267,34 @@ def test_reply_gives_the_body_sent_status_and_latency(capture):
     assert json.loads(ex["request_params"])["tool_choice"] == "required"
     assert json.loads(ex["messages"]) == [{"role": "user", "content": "hi"}]
     assert (ex["ended_at"] - ex["started_at"]).total_seconds() == pytest.approx(0.25)
+
+
+def test_replayed_exchanges_keep_their_bodies(capture):
+    from openai.types.chat import ChatCompletionChunk
+
+    from toolproxy.replay.reply import CandidateReply
+
+    chunk = ChatCompletionChunk.model_validate(
+        {
+            "id": "c",
+            "object": "chat.completion.chunk",
+            "created": 1,
+            "model": "m",
+            "choices": [{"index": 0, "delta": {"content": "hi"}, "finish_reason": "stop"}],
+        }
+    )
+    streamed = CandidateReply(text="hi", finish_reason="stop", stream=True, chunks=[chunk])
+    broken = CandidateReply(error_kind="bad_response", error="x", body=b"\xff\xfe not utf-8")
+    with StoreSink(capture, "r1", writer_id("r1"), candidates=[CAND]) as sink:
+        sink.write_turn("r1", "cand-a", ITEM, 0, 0, STEP0, turn("e7"), [], reply=streamed)
+        sink.write_turn("r1", "cand-a", ITEM, 0, 1, STEP0, turn("e8"), [], reply=broken)
+        sink.write_cell(cell(["e7", "e8"], turns=[turn("e7"), turn("e8")]))
+    got = {r["exchange_id"]: r for r in rows(capture, "SELECT * FROM exchanges")}
+    sse = got["e7"]["response_body"]
+    assert sse.startswith("data: {") and sse.endswith("data: [DONE]\n\n")
+    assert json.loads(sse.split("\n\n")[0][len("data: ") :])["choices"][0]["delta"] == {
+        "content": "hi"
+    }
+    assert json.loads(got["e7"]["request_body"])["stream"] is True
+    assert got["e8"]["body_encoding"] == "base64"
+    assert got["e8"]["response_bytes"] == len(b"\xff\xfe not utf-8")

@@ -97,3 +97,14 @@ def test_unknown_coding_is_an_error() -> None:
 
 def test_empty_body_with_a_coding_stays_empty() -> None:
     assert decode_body(b"", "gzip") == (b"", None)
+
+
+def test_one_encoding_covers_both_bodies():
+    import base64
+
+    from toolproxy.wire.body import body_text, one_encoding
+
+    assert one_encoding(body_text(b"req"), body_text(b"resp")) == ("req", "resp", "utf-8")
+    req, resp, enc = one_encoding(body_text(b'{"a": 1}'), body_text(b"\xff\xfe"))
+    assert enc == "base64"
+    assert base64.b64decode(req) == b'{"a": 1}' and base64.b64decode(resp) == b"\xff\xfe"

@@ -21,6 +21,7 @@ from mitmproxy.flow import Error as flow_error
 from mitmproxy.proxy import server_hooks
 
 from toolproxy.recorder import Recorder
+from toolproxy.records import MAX_BODY
 from toolproxy.session import RETRY_WINDOW_S
 from toolproxy.tap import BodyTap, RawExchange
 from toolproxy.worker import RecorderConfig, RecorderProcess
@@ -101,7 +102,7 @@ class ToolproxyCapture:
         loader.add_option(
             "toolproxy_max_body",
             int,
-            64 * 1024 * 1024,
+            MAX_BODY,
             "Bytes of each body kept in the capture (the client always gets all of it).",
         )
         loader.add_option(

@@ -5,7 +5,6 @@ Pure: runs in the recorder's background thread, never on the proxy's request pat
 
 from __future__ import annotations
 
-import base64
 from datetime import UTC, datetime
 from typing import Any
 
@@ -16,6 +15,7 @@ from toolproxy.redact import Redactor
 from toolproxy.segments import child_rows
 from toolproxy.session import Attempt, ResultLink, SessionTracker
 from toolproxy.tap import RawExchange
+from toolproxy.wire.body import body_text, one_encoding
 
 Rows = dict[str, list[dict[str, Any]]]
 
@@ -71,14 +71,6 @@ def classify_error(
     if response is not None and not response.complete:
         return "stream_cut", "response ended before its terminator"
     return None, None
-
-
-def _text(body: bytes) -> tuple[str, bool]:
-    """(text, is_base64): bodies that are not UTF-8 are kept as base64, never dropped."""
-    try:
-        return body.decode("utf-8"), False
-    except UnicodeDecodeError:
-        return base64.b64encode(body).decode("ascii"), True
 
 
 def _ms(a: float | None, b: float | None) -> float | None:
@@ -147,11 +139,14 @@ def build_rows(
     resp_body, resp_err = wire.decode_body(
         raw.response_body, _header(raw.response_headers, "content-encoding")
     )
-    req_text, req_b64 = _text(req_body)
+    req_text, req_b64 = body_text(req_body)
     if not req_b64:
         req_text = redactor.redact_body(req_text)
         req_body = req_text.encode("utf-8")
-    resp_text, resp_b64 = _text(resp_body)
+    resp_text, resp_b64 = body_text(resp_body)
+    stored_request, stored_response, encoding = one_encoding(
+        (req_text, req_b64), (resp_text, resp_b64)
+    )
 
     result: WireResult = wire.parse_exchange(
         raw.method,
@@ -247,9 +242,9 @@ def build_rows(
         decode_tps=decode_tps(raw, streamed, usage.output_tokens if usage else None),
         request_headers=request_headers,
         response_headers=response_headers,
-        request_body=req_text,
-        response_body=resp_text,
-        body_encoding="base64" if (req_b64 or resp_b64) else "utf-8",
+        request_body=stored_request,
+        response_body=stored_response,
+        body_encoding=encoding,  # type: ignore[arg-type]  # "utf-8" or "base64"
         request_bytes=raw.request_size,
         response_bytes=raw.response_size,
         truncated=raw.truncated,
@@ -272,8 +267,11 @@ def build_rows(
 
 def fallback_rows(raw: RawExchange, proxy_id: str, redactor: Redactor, error: str) -> Rows:
     """Minimal rows for an exchange that build_rows could not process: nothing is dropped."""
-    req_text, req_b64 = _text(raw.request_body or b"")
-    resp_text, resp_b64 = _text(raw.response_body or b"")
+    req_text, req_b64 = body_text(raw.request_body or b"")
+    req_text = req_text if req_b64 else redactor.redact_body(req_text)
+    stored_request, stored_response, encoding = one_encoding(
+        (req_text, req_b64), body_text(raw.response_body or b"")
+    )
     error_kind, error_message = classify_error(raw, None)
     exchange = Exchange(
         exchange_id=raw.exchange_id,
@@ -295,9 +293,9 @@ def fallback_rows(raw: RawExchange, proxy_id: str, redactor: Redactor, error: st
         parse_error=f"internal error: {error}",
         request_headers=redactor.redact_headers(raw.request_headers or []),
         response_headers=redactor.redact_headers(raw.response_headers or []),
-        request_body=req_text if req_b64 else redactor.redact_body(req_text),
-        response_body=resp_text,
-        body_encoding="base64" if (req_b64 or resp_b64) else "utf-8",
+        request_body=stored_request,
+        response_body=stored_response,
+        body_encoding=encoding,  # type: ignore[arg-type]  # "utf-8" or "base64"
         request_bytes=raw.request_size,
         response_bytes=raw.response_size,
         truncated=raw.truncated,

@@ -23,6 +23,8 @@ WireFormat = Literal["openai_chat", "openai_responses", "anthropic_messages", "m
 #   unparsed  not a known model API endpoint; kept raw with its endpoint
 ParseStatus = Literal["ok", "partial", "error", "unparsed"]
 
+MAX_BODY = 64 * 1024 * 1024  # bytes of each body a capture keeps, by default
+
 
 def canonical_json(value: Any) -> str:
     """JSON with sorted keys and no insignificant whitespace: the form hashes are taken of."""

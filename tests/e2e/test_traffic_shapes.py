@@ -13,7 +13,6 @@ import httpx
 import openai
 import pytest
 
-from toolproxy import store
 from toolproxy.cli import main
 from toolproxy.proxy import ProxySpec, RunningProxy, free_port
 from toolproxy.replay.plan import PlanFilters, plan_from_capture
@@ -255,6 +254,17 @@ def test_replay_feeds_each_call_its_own_result(reused, tmp_path):
         assert main([*argv, "--no-grade"]) == 0
         replayed = [r.body["messages"] for r in cand.requests]
     assert [[_core(m) for m in ms] for ms in replayed] == [[_core(m) for m in ms] for ms in sent]
+    # replayed exchanges keep their bodies, as captured ones do
+    bodies = rows(
+        capture,
+        "SELECT request_body, response_body, body_encoding FROM exchanges "
+        "WHERE proxy_id LIKE 'replay:%' ORDER BY started_at",
+    )
+    assert len(bodies) == 4
+    for (request, response, encoding), messages in zip(bodies, replayed, strict=True):
+        assert encoding == "utf-8"
+        assert json.loads(request)["messages"] == messages
+        assert json.loads(response)["object"] == "chat.completion"
 
 
 def _core(message: dict[str, Any]) -> tuple[Any, ...]:

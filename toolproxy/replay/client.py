@@ -117,7 +117,9 @@ async def _whole(sdk: openai.AsyncOpenAI, body: dict[str, Any]) -> CandidateRepl
     choices = data.get("choices") if isinstance(data, dict) else None
     if error is not None or not isinstance(choices, list) or not choices:
         shown = raw[:200].decode("utf-8", "replace")
-        return bad(f"not a chat completion: {shown!r}", stream=False)
+        reply = bad(f"not a chat completion: {shown!r}", stream=False)
+        reply.body = raw
+        return reply
     choice = as_dict(choices[0])
     message = as_dict(choice.get("message"))
     calls = []
@@ -136,6 +138,7 @@ async def _whole(sdk: openai.AsyncOpenAI, body: dict[str, Any]) -> CandidateRepl
         output_tokens=as_int(usage.get("completion_tokens")),
         latency_ms=latency,
         status=200,
+        body=raw,
     )
 
 
@@ -178,6 +181,7 @@ def _error_reply(exc: Exception, *, streaming: bool, stream: bool) -> CandidateR
                 "error_kind": kind,
                 "body": _cut_body(exc.response),
             },
+            body=_body(exc.response),
         )
     if isinstance(exc, openai.APIConnectionError | httpx2.TransportError):
         if _timed_out(exc):
@@ -212,6 +216,13 @@ def _timed_out(exc: BaseException) -> bool:
     return exc.__cause__ is None and isinstance(
         exc, httpx2.TimeoutException | openai.APITimeoutError
     )
+
+
+def _body(response: Any) -> bytes:
+    try:
+        return bytes(response.content)
+    except Exception:  # noqa: BLE001 - an unread streamed body has no content
+        return b""
 
 
 def _cut_body(response: Any) -> str:

@@ -20,7 +20,9 @@ Per step:
    note); otherwise, or when a call cannot run live, or at the last step, stop:
    "diverged", with `diverged_at` the step where it stopped and `divergence` saying how.
 
-A step whose recording made no calls and whose candidate made none goes on. A request
+A step whose recording made no calls and whose candidate made none goes on, and so does
+every step of an expectation case (kind "case"): a case has no recorded reply to diverge
+from, its grade says how the candidate did; divergence is for captured sessions. A request
 that still fails after its retries stops the cell as "failed", keeping the steps done.
 
 Statuses (`CellResult.status`): completed, diverged, failed.
@@ -370,7 +372,8 @@ async def run_cell(
         cell.steps_done = index + 1
         said = [*request, reply.assistant_message()]
         last = index == len(steps) - 1
-        if not reply.calls and not step.recorded_calls:
+        if item.kind == "case" or (not reply.calls and not step.recorded_calls):
+            # a case has no recorded reply to diverge from: its grade says how it did
             conversation = said
             continue
         pairs = pair_calls(step.recorded_calls, reply.calls)

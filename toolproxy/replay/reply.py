@@ -83,6 +83,19 @@ class CandidateReply(BaseModel):
     retry_after: float | None = Field(default=None, description="seconds the endpoint asked")
     request: dict[str, Any] = Field(default_factory=dict, description="the body sent")
     response: dict[str, Any] = Field(default_factory=dict, description="JSON-able summary")
+    body: bytes = Field(default=b"", description="the response body as received, if read")
+    chunks: list[Any] = Field(
+        default_factory=list, exclude=True, description="a stream's chunks, as the SDK read them"
+    )
+
+    def response_body(self) -> bytes:
+        """The body as received; a stream as one `data:` event per chunk the SDK read
+        (rendered only when asked: the store wants it, the replay loop does not)."""
+        if not self.chunks:
+            return self.body
+        events = [b"data: " + c.model_dump_json(exclude_unset=True).encode() for c in self.chunks]
+        done = [b"data: [DONE]"] if self.finish_reason else []
+        return b"\n\n".join([*events, *done]) + b"\n\n"
 
     @property
     def ok(self) -> bool:

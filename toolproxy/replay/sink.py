@@ -19,6 +19,7 @@ started) or `error` (nothing usable). Every row is scrubbed of the candidates' k
 
 from __future__ import annotations
 
+import json
 import re
 import threading
 from collections.abc import Iterable, Mapping, Sequence
@@ -28,12 +29,13 @@ from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from toolproxy.grade.checker import ServerTool
-from toolproxy.records import Exchange, ParseStatus
+from toolproxy.records import MAX_BODY, Exchange, ParseStatus
 from toolproxy.redact import Redactor
 from toolproxy.replay.compare import diff_cell, parsed_calls
 from toolproxy.replay.model import Candidate, CellResult, ReplayItem, Step, TurnRecord
 from toolproxy.replay.reply import build_body
 from toolproxy.segments import SegmentWriter, child_rows
+from toolproxy.wire.body import body_text, one_encoding
 from toolproxy.wire.openai_chat import parse_request
 
 Rows = dict[str, list[dict[str, Any]]]
@@ -215,7 +217,9 @@ def turn_rows(
     """The store rows of one candidate turn, as the proxy would have recorded it. Pure.
 
     `reply` (`CandidateReply`, optional) adds what a TurnRecord does not hold: the body
-    sent (`request`), HTTP `status`, the `model` that answered, `latency_ms`, `stream`.
+    sent (`request`), the body received, HTTP `status`, the `model` that answered,
+    `latency_ms`, `stream`. Bodies are kept as captured ones are: UTF-8 text or base64, cut
+    at `records.MAX_BODY`, secrets scrubbed when the rows are written.
     Without it the body is rebuilt as `reply.build_body` builds it, and `stream` says whether
     it was streamed (None: as the step was recorded).
     """
@@ -227,6 +231,12 @@ def turn_rows(
     )
     body["stream"] = bool(streamed)
     request = parse_request(body)
+    sent = json.dumps(body, ensure_ascii=False).encode("utf-8", "surrogatepass")
+    read = getattr(reply, "response_body", None)
+    received = read() if callable(read) else b""
+    sent_text, received_text, encoding = one_encoding(
+        body_text(sent[:MAX_BODY]), body_text(received[:MAX_BODY])
+    )
     status, parse_status = _status(turn, getattr(reply, "status", None))
     latency = getattr(reply, "latency_ms", None)
     ended = datetime.now(UTC)
@@ -264,6 +274,12 @@ def turn_rows(
         output_tokens=turn.output_tokens,
         total_tokens=_sum(turn.input_tokens, turn.output_tokens),
         decode_tps=turn.tps,
+        request_body=sent_text,
+        response_body=received_text,
+        body_encoding=encoding,  # type: ignore[arg-type]  # "utf-8" or "base64"
+        request_bytes=len(sent),
+        response_bytes=len(received),
+        truncated=max(len(sent), len(received)) > MAX_BODY,
     )
     return {
         "exchanges": [exchange.model_dump(mode="json")],

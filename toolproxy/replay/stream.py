@@ -29,9 +29,11 @@ class Assembly:
     model: str | None = None
     input_tokens: int | None = None
     output_tokens: int | None = None
+    kept: list[Any] = field(default_factory=list)  # the chunks, for the stored body
 
     def add(self, chunk: Any, now: float) -> None:
         self.chunks += 1
+        self.kept.append(chunk)
         self.first = self.first if self.first is not None else now
         self.last = now
         self.model = getattr(chunk, "model", None) or self.model
@@ -94,6 +96,7 @@ class Assembly:
             tps=tps,
             latency_ms=(ended - started) * 1000,
             status=200,
+            chunks=self.kept,
         )
         if self.finish_reason is None:
             # Ended cleanly but never said it was done: what a proxy cutting a stream leaves.

@@ -2,11 +2,33 @@
 
 from __future__ import annotations
 
+import base64
 import zlib
 from collections.abc import Callable
 
 import brotli
 import zstandard
+
+
+def body_text(body: bytes) -> tuple[str, bool]:
+    """(text, is_base64): how the store keeps a body. Bodies that are not UTF-8 are kept as
+    base64, never dropped."""
+    try:
+        return body.decode("utf-8"), False
+    except UnicodeDecodeError:
+        return base64.b64encode(body).decode("ascii"), True
+
+
+def one_encoding(request: tuple[str, bool], response: tuple[str, bool]) -> tuple[str, str, str]:
+    """(request text, response text, body_encoding) from two `body_text` results: one
+    `body_encoding` covers both bodies, so when either is base64 both are."""
+    if request[1] == response[1]:
+        return request[0], response[0], "base64" if request[1] else "utf-8"
+    texts = [
+        t if b64 else base64.b64encode(t.encode("utf-8", "surrogatepass")).decode("ascii")
+        for t, b64 in (request, response)
+    ]
+    return texts[0], texts[1], "base64"
 
 
 def decode_body(raw: bytes, content_encoding: str | None) -> tuple[bytes, str | None]:
