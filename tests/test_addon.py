@@ -163,6 +163,8 @@ def test_bad_options_raise_options_error(capture):
             {"toolproxy_flush_interval": "0"},
             {"toolproxy_flush_interval": "11"},
             {"toolproxy_flush_interval": "soon"},
+            {"toolproxy_retry_window": "-1"},
+            {"toolproxy_retry_window": "later"},
             {"toolproxy_max_body": -1},
             {"toolproxy_session_header": " "},
             {"toolproxy_redact_json": ["a..b"]},

@@ -111,13 +111,14 @@ def test_command_forks_workers_from_a_fresh_process(tmp_path):
         out = json.loads(done.stdout)
         assert out["played"] == 8
         row = out["summary"][0]
-        # a case has no recorded result to go on with: its one step ends "diverged"
+        # a case has no recorded reply to diverge from: it completes, its grade passes
         assert (row["cells"], row["diverged"], row["failed"], row["pass_rate"]) == (
             "8/8",
-            8,
+            0,
             0,
             1.0,
         ), row
+        assert row["completed"] == 8
         assert len(up.requests) == 8
     _, rows = store.query(tmp_path / "cap", "SELECT item_id FROM replay_cells WHERE run = 'f'")
     assert Counter(r[0] for r in rows) == {f"c{i}": 1 for i in range(8)}

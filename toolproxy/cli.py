@@ -37,6 +37,7 @@ def cmd_record(args: argparse.Namespace) -> int:
         port=args.port,
         flush_interval=args.flush_interval,
         session_header=args.session_header,
+        retry_window=args.retry_window,
         redact_headers=args.redact_header,
         redact_query=args.redact_query,
         redact_json=args.redact_json,
@@ -213,6 +214,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="seconds between flushes; a crash loses at most this window (default 0.5)",
     )
     p.add_argument("--session-header", help="header naming the session (x-toolproxy-session)")
+    p.add_argument(
+        "--retry-window",
+        type=float,
+        default=None,
+        help="seconds within which an answered request sent again, not continued, is its "
+        "retry (default 5; 0: never)",
+    )
     p.add_argument("--redact-header", action="append", default=[], help="extra secret header")
     p.add_argument("--redact-query", action="append", default=[], help="extra secret query param")
     p.add_argument(

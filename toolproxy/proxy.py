@@ -67,6 +67,7 @@ class ProxySpec:
     port: int = 8080
     flush_interval: float = 0.5
     session_header: str | None = None
+    retry_window: float | None = None
     redact_headers: list[str] = field(default_factory=list)
     redact_query: list[str] = field(default_factory=list)
     redact_json: list[str] = field(default_factory=list)
@@ -104,6 +105,8 @@ class ProxySpec:
         }
         if self.session_header:
             settings["toolproxy_session_header"] = self.session_header
+        if self.retry_window is not None:
+            settings["toolproxy_retry_window"] = str(self.retry_window)
         if self.proxy_id:
             settings["toolproxy_proxy_id"] = self.proxy_id
         for key, values in (

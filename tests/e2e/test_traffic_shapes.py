@@ -184,7 +184,8 @@ def test_a_retry_after_a_429_and_after_a_cut_stream_joins_its_session(tmp_path):
 REUSED = [
     call("get_weather", "call_1", city="Paris"),
     Reply(text="It is 18C in Paris."),
-    call("get_time", "call_1", tz="Europe/Paris"),  # the same id, another call
+    Reply(text="Glad to help."),
+    call("get_time", "call_1", tz="Europe/Paris"),  # three turns later: the same id
     Reply(text="It is noon in Paris."),
 ]
 RESULTS = {"get_weather": "18C", "get_time": "12:00"}
@@ -194,8 +195,8 @@ def reusing_agent(agent: openai.OpenAI) -> list[list[dict[str, Any]]]:
     """Two questions, each needing a tool; the model reuses call_1. Returns every request."""
     sent: list[list[dict[str, Any]]] = []
     messages: list[dict[str, Any]] = [SYSTEM, HI]
-    for follow_up in ("And the time there?", None):
-        for _ in range(2):
+    for follow_up, turns in (("Thanks!", 2), ("And the time there?", 1), (None, 2)):
+        for _ in range(turns):
             sent.append(json.loads(json.dumps(messages)))
             reply = agent.chat.completions.create(model="m", messages=messages, tools=TOOLS)
             message = reply.choices[0].message.model_dump(exclude_none=True)
@@ -215,7 +216,7 @@ def reused(tmp_path):
         proxy = start_proxy(upstream.url, capture)
         try:
             sent = reusing_agent(client(proxy, "default"))
-            wait_rows(capture, "SELECT 1 FROM exchanges", 4)
+            wait_rows(capture, "SELECT 1 FROM exchanges", 5)
         finally:
             assert_clean(proxy.stop())
     return capture, sent
@@ -235,14 +236,14 @@ def test_each_result_is_linked_to_the_call_it_answers(reused):
         'ON c.exchange_id = r.call_exchange_id AND c."index" = r.call_index '
         "ORDER BY r.started_at, r.message_index",
     )
-    assert links == [("18C", "get_weather")] * 3 + [("12:00", "get_time")]
+    assert links == [("18C", "get_weather")] * 4 + [("12:00", "get_time")]
 
 
 def test_replay_feeds_each_call_its_own_result(reused, tmp_path):
     capture, sent = reused
     [item] = plan_from_capture(capture, PlanFilters())
     results = [[(r.call_id, r.content) for r in s.recorded_results] for s in item.steps]
-    assert results == [[("call_1", "18C")], [], [("call_1", "12:00")], []]
+    assert results == [[("call_1", "18C")], [], [], [("call_1", "12:00")], []]
     # a candidate that makes the recorded calls is sent the recorded conversation exactly
     with ScriptedUpstream(Script(replies={"default": REUSED}, deterministic=True)) as cand:
         config = tmp_path / "cands.yaml"
@@ -260,7 +261,7 @@ def test_replay_feeds_each_call_its_own_result(reused, tmp_path):
         "SELECT request_body, response_body, body_encoding FROM exchanges "
         "WHERE proxy_id LIKE 'replay:%' ORDER BY started_at",
     )
-    assert len(bodies) == 4
+    assert len(bodies) == 5
     for (request, response, encoding), messages in zip(bodies, replayed, strict=True):
         assert encoding == "utf-8"
         assert json.loads(request)["messages"] == messages
