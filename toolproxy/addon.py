@@ -17,7 +17,6 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from mitmproxy import connection, ctx, exceptions, http
-from mitmproxy.flow import Error as flow_error
 from mitmproxy.proxy import server_hooks
 
 from toolproxy.recorder import Recorder
@@ -250,15 +249,15 @@ class ToolproxyCapture:
     def http_connect_error(self, flow: http.HTTPFlow) -> None:
         """A CONNECT (explicit proxy) that could not reach its server: mitmproxy answers 502
         itself; recorded as the attempt it was, with mitmproxy's reason."""
+        reason = None
         try:
             if flow.metadata.get(META) is None:
                 flow.metadata[META] = _FlowState(0)
             if flow.error is None and flow.response is not None:
                 reason = flow.response.get_text(strict=False) or "CONNECT failed"
-                flow.error = flow_error(reason)
         except Exception as exc:  # noqa: BLE001
             self._fail("http_connect_error", exc)
-        self._submit(flow, complete=False)
+        self._submit(flow, complete=False, error=reason)
 
     def server_connect_error(self, data: server_hooks.ServerConnectionHookData) -> None:
         """Remember a failed upstream connection until the client goes: if no flow of that
@@ -280,14 +279,14 @@ class ToolproxyCapture:
         except Exception as exc:  # noqa: BLE001
             self._fail("client_disconnected", exc)
 
-    def _submit(self, flow: http.HTTPFlow, complete: bool) -> None:
+    def _submit(self, flow: http.HTTPFlow, complete: bool, error: str | None = None) -> None:
         try:
             state = flow.metadata.get(META)
             self._connect_failures.pop(flow.client_conn.id, None)  # this flow records it
             if self.recorder is None or state is None or state.submitted:
                 return
             state.submitted = True
-            self.recorder.submit(raw_exchange(flow, state, complete))
+            self.recorder.submit(raw_exchange(flow, state, complete, error))
         except Exception as exc:  # noqa: BLE001
             self._fail("submit", exc)
 
@@ -310,8 +309,11 @@ def _host(address: object) -> str | None:
     return str(address[0]) if isinstance(address, tuple) and address else None
 
 
-def raw_exchange(flow: http.HTTPFlow, state: _FlowState, complete: bool) -> RawExchange:
-    """Copy what mitmproxy observed into a plain record (no parsing here: hot path)."""
+def raw_exchange(
+    flow: http.HTTPFlow, state: _FlowState, complete: bool, error: str | None = None
+) -> RawExchange:
+    """Copy what mitmproxy observed into a plain record (no parsing here: hot path).
+    `error`: a failure mitmproxy answered for itself without setting `flow.error`."""
     req, resp = flow.request, flow.response
     rtap, stap = state.request_tap, state.response_tap
     request_body = rtap.body() if rtap.size else (req.raw_content or b"")
@@ -328,7 +330,7 @@ def raw_exchange(flow: http.HTTPFlow, state: _FlowState, complete: bool) -> RawE
         request_size=rtap.size or len(request_body),
         request_end=req.timestamp_end or rtap.ended_at,
         truncated=rtap.truncated or stap.truncated,
-        error=flow.error.msg if flow.error else None,
+        error=flow.error.msg if flow.error else error,
         client_connection=flow.client_conn.id,
         client_peer=_host(flow.client_conn.peername),
     )
