@@ -123,3 +123,29 @@ def test_scrub_order_cache_follows_new_secrets():
     assert r.scrub("short-key-1") == REDACTED
     r.redact_headers([("x-api-key", "short-key-1-and-longer")])
     assert r.scrub("short-key-1-and-longer") == REDACTED  # longest first, not "...-and-longer"
+
+
+def test_an_encoded_query_secret_is_scrubbed_in_both_spellings():
+    r = Redactor.build()
+    assert r.redact_url("/v1/x?sig=ab%2Fcd%2Bef12345&b=a%20b") == "/v1/x?sig=[REDACTED]&b=a%20b"
+    echoed = "bad url /v1/x?sig=ab%2Fcd%2Bef12345 (signature ab/cd+ef12345)"
+    assert r.scrub(echoed) == "bad url /v1/x?sig=[REDACTED] (signature [REDACTED])"
+
+
+def test_a_body_that_is_not_json_gets_a_text_pass_for_key_like_fields():
+    r = Redactor.build()
+    cut = '{"model": "m", "api_key": "sk-abcdefgh12345", "messages": ['
+    assert "sk-abcdefgh12345" not in r.redact_body(cut)
+    form = "model=m&apiKey=sk-zyxwvuts98765&x=1"
+    assert r.redact_body(form) == "model=m&apiKey=[REDACTED]&x=1"
+    bearer = "oops Authorization: Bearer sk-bearer-777777777 end"
+    assert "sk-bearer-777777777" not in r.redact_body(bearer)
+    # a parsed JSON body keeps its ordinary fields
+    assert r.redact_body('{"max_tokens": 10, "model": "m"}') == '{"max_tokens": 10, "model": "m"}'
+
+
+def test_bytes_that_are_not_utf8_are_scrubbed_before_they_are_stored():
+    r = Redactor.build()
+    r.redact_headers([("authorization", "Bearer sk-echoed-123456789")])
+    data = b"\xff\xfe auth=Bearer sk-echoed-123456789 \x80"
+    assert r.redact_bytes(data) == b"\xff\xfe auth=[REDACTED] \x80"

@@ -143,7 +143,11 @@ def build_rows(
     if not req_b64:
         req_text = redactor.redact_body(req_text)
         req_body = req_text.encode("utf-8")
+    else:
+        req_text, req_b64 = body_text(redactor.redact_bytes(req_body))
     resp_text, resp_b64 = body_text(resp_body)
+    if resp_b64:  # text is scrubbed with the rows; bytes must be before they become base64
+        resp_text, resp_b64 = body_text(redactor.redact_bytes(resp_body))
     stored_request, stored_response, encoding = one_encoding(
         (req_text, req_b64), (resp_text, resp_b64)
     )
@@ -267,10 +271,10 @@ def build_rows(
 
 def fallback_rows(raw: RawExchange, proxy_id: str, redactor: Redactor, error: str) -> Rows:
     """Minimal rows for an exchange that build_rows could not process: nothing is dropped."""
-    req_text, req_b64 = body_text(raw.request_body or b"")
+    req_text, req_b64 = body_text(redactor.redact_bytes(raw.request_body or b""))
     req_text = req_text if req_b64 else redactor.redact_body(req_text)
     stored_request, stored_response, encoding = one_encoding(
-        (req_text, req_b64), body_text(raw.response_body or b"")
+        (req_text, req_b64), body_text(redactor.redact_bytes(raw.response_body or b""))
     )
     error_kind, error_message = classify_error(raw, None)
     exchange = Exchange(

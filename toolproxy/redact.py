@@ -3,9 +3,13 @@
 Three layers, because a key can hide in more than one place:
 1. header values whose names are secret (defaults plus user names, plus any name that
    contains key/token/secret/auth/cookie/password),
-2. query parameters with secret names, and JSON paths in bodies (defaults plus user paths),
+2. query parameters with secret names (as sent and decoded), and JSON paths in bodies
+   (defaults plus user paths); a body that is not JSON gets a text-level pass for key-like
+   fields (`"api_key": "..."`, `apiKey=...`, `Bearer ...`),
 3. every secret value found in 1. and 2. is then scrubbed out of every stored string
-   (bodies, error messages, messages), so a key echoed back in an error body is gone too.
+   (bodies, error messages, messages), so a key echoed back in an error body is gone too,
+   in its URL-encoded spellings too, and out of bodies that are not UTF-8 (`redact_bytes`,
+   before they are stored as base64).
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import quote, quote_plus, unquote_plus, urlsplit, urlunsplit
 
 REDACTED = "[REDACTED]"
 
@@ -39,6 +43,16 @@ DEFAULT_JSON_PATHS = ("api_key", "apiKey")
 MIN_SCRUB_LEN = 8
 # Secret values remembered for scrubbing; rotating cookies must not grow this forever.
 MAX_REMEMBERED = 256
+# A body that is not JSON still names its secrets: `"api_key": "..."`, `apiKey=...`,
+# `Bearer ...`. Names that say key/token/secret/password/authorization in any spelling.
+_SECRET_FIELD = (
+    r"[\w-]*(?:api[_-]?key|access[_-]?token|secret|passw(?:or)?d|authorization|credential)[\w-]*"
+)
+_TEXT_SECRETS = (
+    re.compile(r'"(?:' + _SECRET_FIELD + r')"\s*:\s*"((?:[^"\\]|\\.)*)"', re.I),
+    re.compile(r"(?<![\w-])(?:" + _SECRET_FIELD + r")\s*[=:]\s*([^\s&\"',;}]+)", re.I),
+    re.compile(r"\bBearer\s+([^\s\"',;}]+)", re.I),
+)
 
 
 @dataclass
@@ -76,11 +90,14 @@ class Redactor:
         return lname in self.query or bool(SECRET_NAME.search(lname))
 
     def _remember(self, value: str) -> None:
-        # "Bearer sk-..." also leaks as the bare key, so remember the parts too.
+        # "Bearer sk-..." also leaks as the bare key, so remember the parts too; and each in
+        # its URL-encoded spellings, the way it stands in a URL or a form body.
         for item in (value.strip(), *value.split()):
-            if len(item) >= MIN_SCRUB_LEN:
-                self.found.pop(item, None)
-                self.found[item] = None
+            if len(item) < MIN_SCRUB_LEN:
+                continue
+            for spelling in dict.fromkeys((item, quote(item, safe=""), quote_plus(item))):
+                self.found.pop(spelling, None)
+                self.found[spelling] = None
         while len(self.found) > MAX_REMEMBERED:
             self.found.pop(next(iter(self.found)))
 
@@ -96,18 +113,20 @@ class Redactor:
         return out
 
     def redact_url(self, url: str) -> str:
-        """URL or path with secret query parameter values replaced."""
+        """URL or path with secret query parameter values replaced; the rest of the query
+        is kept as sent. A secret is remembered as sent (`ab%2Fcd`) and decoded (`ab/cd`)."""
         parts = urlsplit(url)
         if not parts.query:
             return url
-        pairs = parse_qsl(parts.query, keep_blank_values=True)
         clean = []
-        for name, value in pairs:
-            if self.is_secret_param(name):
+        for field_ in parts.query.split("&"):
+            name, eq, value = field_.partition("=")
+            if eq and self.is_secret_param(unquote_plus(name)):
                 self._remember(value)
-                value = REDACTED
-            clean.append((name, value))
-        return urlunsplit(parts._replace(query=urlencode(clean, safe="[]")))
+                self._remember(unquote_plus(value))
+                field_ = f"{name}={REDACTED}"
+            clean.append(field_)
+        return urlunsplit(parts._replace(query="&".join(clean)))
 
     def redact_json(self, value: Any) -> tuple[Any, bool]:
         """Remove configured JSON paths (`*` matches any key or index). Returns (value, changed)."""
@@ -176,12 +195,30 @@ class Redactor:
             return {self.scrub(k): self.scrub_value(v) for k, v in value.items()}
         return value
 
+    def redact_text_fields(self, text: str) -> str:
+        """Key-like fields of a body that is not JSON (`"api_key": "..."`, `apiKey=...`,
+        `Bearer ...`): their values are remembered and replaced."""
+        for pattern in _TEXT_SECRETS:
+            for match in pattern.finditer(text):
+                if match.group(1) != REDACTED:
+                    self._remember(match.group(1))
+        return self.scrub(text) or text
+
+    def redact_bytes(self, data: bytes) -> bytes:
+        """A body that is not UTF-8 (stored base64): the text-level pass and the scrub, on
+        its bytes; every byte that is not part of a secret stays as it was."""
+        if not data:
+            return data
+        text = data.decode("utf-8", "surrogateescape")
+        return self.redact_text_fields(text).encode("utf-8", "surrogateescape")
+
     def redact_body(self, text: str) -> str:
-        """A body with JSON paths removed (re-serialised only when something changed)."""
+        """A body with JSON paths removed (re-serialised only when something changed); a
+        body that is not JSON gets the text-level pass for key-like fields instead."""
         try:
             doc = json.loads(text)
-        except ValueError:
-            return self.scrub(text) or text
+        except (ValueError, RecursionError):
+            return self.redact_text_fields(text)
         doc, changed = self.redact_json(doc)
         if changed:
             text = json.dumps(doc, ensure_ascii=False)

@@ -90,3 +90,97 @@ def test_keys_never_touch_disk(upstream, capture, tmp_path):
         assert KEY not in text and TENANT not in text and META not in text
     # and the capture is still useful: the non-secret parts are there
     assert "visible" in cli.stdout and "Incorrect API key provided: [REDACTED]" in cli.stdout
+
+
+# --- the three leaks an adversarial run found: encoded query values, keys in bodies that
+# are not JSON, and keys echoed back in bodies that are not UTF-8 ---------------------------
+
+SIG = "ab/cd+ef=SIGNATURE-0123456789"  # needs URL-encoding: %2F %2B %3D
+BODY_KEY = "sk-body-SECRET-9876543210"
+AUTH = "sk-auth-SECRET-5555555555"
+
+
+def spellings(secret: str) -> list[bytes]:
+    """A secret as it could stand in a file: raw, URL-encoded, base64, JSON-escaped."""
+    import base64
+    import json
+    from urllib.parse import quote, quote_plus
+
+    forms = {secret, quote(secret, safe=""), quote_plus(secret), json.dumps(secret)[1:-1]}
+    found = [f.encode() for f in forms]
+    return found + [base64.b64encode(secret.encode())]
+
+
+class _Echo(__import__("http.server").server.BaseHTTPRequestHandler):
+    """An upstream that echoes what it was sent, the way providers' error pages do, in a
+    body that is not UTF-8."""
+
+    def do_POST(self) -> None:  # noqa: N802 - http.server's hook name
+        length = int(self.headers.get("content-length") or 0)
+        sent = self.rfile.read(length)
+        body = (
+            b"\xff\xfe error: bad request "
+            + self.path.encode()
+            + b" auth="
+            + (self.headers.get("authorization") or "").encode()
+            + b" body="
+            + sent
+        )
+        self.send_response(400)
+        self.send_header("content-type", "text/plain; charset=latin-1")
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+def test_encoded_unparseable_and_binary_echoes_never_touch_disk(capture, tmp_path):
+    import threading
+    from http.server import ThreadingHTTPServer
+    from urllib.parse import quote
+
+    import httpx
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Echo)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    upstream = f"http://127.0.0.1:{server.server_address[1]}"
+    spec = ProxySpec(capture=capture, upstream=upstream, port=free_port(), flush_interval=0.05)
+    try:
+        with RunningProxy(spec) as proxy:
+            for body in (
+                b'{"model": "m", "api_key": "' + BODY_KEY.encode() + b'", "messages": [',  # cut
+                b"model=m&apiKey=" + BODY_KEY.encode(),  # a form body
+            ):
+                r = httpx.post(
+                    f"{proxy.url}/v1/chat/completions?sig={quote(SIG, safe='')}&keep=yes",
+                    content=body,
+                    headers={"authorization": f"Bearer {AUTH}"},
+                )
+                assert r.status_code == 400 and AUTH.encode() in r.content  # untouched
+            log = proxy.stop()
+    finally:
+        server.shutdown()
+    assert_clean(log)
+    got = store.query(capture, "SELECT path, body_encoding, status_code FROM exchanges")[1]
+    assert len(got) == 2 and {e for _, e, _ in got} == {"base64"}
+    assert all("keep=yes" in path and "sig=[REDACTED]" in path for path, _, _ in got)
+    export = tmp_path / "export.jsonl"
+    store.export_jsonl(capture, "exchanges", export)
+    forms = [f for s in (SIG, BODY_KEY, AUTH) for f in spellings(s)]
+
+    def scan() -> list[tuple[str, bytes]]:
+        return [
+            (str(path), form)
+            for path in [*capture.rglob("*"), export]
+            if path.is_file()
+            for form in forms
+            if form in path.read_bytes()
+        ]
+
+    assert scan() == []
+    store.compact(capture)
+    assert scan() == []
+    for form in forms:
+        assert form.decode() not in log
