@@ -172,6 +172,16 @@ def test_an_answered_request_sent_again_soon_is_a_retry_unless_continued():
     assert t.assign({}, HI, HELLO, attempt=at(2, 3))[:2] == ("b", "new")
 
 
+def test_an_answered_request_from_another_connection_is_another_agent():
+    # two agents open identically one right after the other: each has its own connection
+    t = tracker()
+    t.assign({}, HI, HELLO, attempt=at(0, 0.01, conn="agent-a"))
+    assert t.assign({}, HI, HELLO, attempt=at(0.02, 0.03, conn="agent-b"))[:2] == ("s1", "new")
+    # after a failure the connection may be gone: a new one still retries
+    t.assign({}, [USER], None, attempt=at(1, 1.1, ok=False, conn="agent-a"))
+    assert t.assign({}, [USER], CALL, attempt=at(2, 3, conn="agent-a2"))[:2] == ("s2", "retry")
+
+
 def test_a_resend_from_another_client_address_is_not_a_retry():
     t = tracker()
     t.assign({}, HI, None, attempt=at(0, 0.1, ok=False, peer="10.0.0.1"))

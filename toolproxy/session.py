@@ -9,8 +9,9 @@ The rule (README "Sessions"), first match wins:
 4. `continued`         the request's turns start with an earlier exchange's turns plus that
                        exchange's reply (the agent appended the reply and went on).
 5. `retry`             the same turns to the same model as an earlier request that got a
-                       complete reply nobody has continued, sent after it ended and within
-                       `retry_window` seconds (default 5 s; 0 turns this case off).
+                       complete reply nobody has continued, sent after it ended, on the same
+                       client connection (when known), within `retry_window` seconds
+                       (default 5 s; 0 turns this case off).
 6. `new`               otherwise a fresh session id.
 
 So independent conversations that open the same way (the same system prompt and "Hi", a
@@ -200,6 +201,7 @@ class SessionTracker:
             and attempt.started >= seen.attempt.ended
             and attempt.started - seen.attempt.ended <= window
             and not (attempt.peer and seen.attempt.peer and attempt.peer != seen.attempt.peer)
+            and not (ok and _other_connection(attempt, seen.attempt))
         ]
         if not eligible:
             return None
@@ -240,6 +242,12 @@ class SessionTracker:
         if chained and call_id in chained[-1].calls:
             return chained[-1].attempt.exchange_id, chained[-1].calls.index(call_id)
         return None
+
+
+def _other_connection(a: Attempt, b: Attempt) -> bool:
+    """Known to come over different client connections. An agent re-sends an answered
+    request over its own kept-alive connection; another agent has connections of its own."""
+    return bool(a.connection and b.connection and a.connection != b.connection)
 
 
 def _best(candidates: list[_Seen], attempt: Attempt) -> _Seen:
