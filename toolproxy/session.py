@@ -46,7 +46,7 @@ import hashlib
 import uuid
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import NamedTuple
 
 from toolproxy.records import Turn, canonical_json
@@ -62,7 +62,7 @@ class Assignment(NamedTuple):
     session_id: str
     source: str
     conversation_key: str | None
-    result_links: list[ResultLink | None] = []
+    result_links: list[ResultLink | None]  # one per tool turn of the request
 
 
 @dataclass(frozen=True)
@@ -84,7 +84,7 @@ class _Seen:
     ok: bool
     calls: tuple[str | None, ...] = ()
     continued: bool = False  # a later request continued it or retried it
-    order: int = field(default=0)
+    order: int = 0  # completion order: the most recent wins ties
 
 
 def chain_hashes(turns: Sequence[Turn], start: bytes = b"") -> list[bytes]:
