@@ -172,6 +172,11 @@ def test_classify_error_kinds():
     assert classify_error(r(error="Server timed out"), None)[0] == "timeout"
     assert classify_error(r(error="peer closed connection"), None)[0] == "connection_reset"
     assert classify_error(r(error="something odd"), None)[0] == "upstream_error"
+    # The client gave up before the upstream said anything: the upstream timed out.
+    waited = classify_error(r(error="Client disconnected.", status_code=None), None)
+    assert waited[0] == "timeout" and "before the client hung up" in (waited[1] or "")
+    cut = r(error="Client disconnected.", status_code=200)
+    assert classify_error(cut, None)[0] == "connection_reset"
     assert classify_error(r(status_code=503), None) == ("http_5xx", "HTTP 503")
     assert classify_error(r(status_code=404), ParsedResponse(error="nope")) == ("http_4xx", "nope")
     assert classify_error(r(), ParsedResponse(complete=False))[0] == "stream_cut"

@@ -22,7 +22,7 @@ Rows = dict[str, list[dict[str, Any]]]
 # Stable error_kind strings (README "Store schema").
 ERROR_KINDS = (
     "connect_failed",  # upstream refused / unresolvable / TLS failure before any response
-    "timeout",  # upstream did not answer in time
+    "timeout",  # upstream did not answer in time (or before the client gave up waiting)
     "connection_reset",  # connection dropped after the request was sent
     "stream_cut",  # response body ended before its terminator (no transport error seen)
     "http_4xx",  # upstream answered 4xx
@@ -59,6 +59,12 @@ def classify_error(
             return "connect_failed", raw.error
         if "timed out" in msg or "timeout" in msg:
             return "timeout", raw.error
+        if raw.status_code is None and "client disconnected" in msg:
+            # The upstream had not begun to answer when the client gave up waiting.
+            return (
+                "timeout",
+                f"no response from the upstream before the client hung up ({raw.error})",
+            )
         if any(s in msg for s in ("reset", "closed", "disconnect", "eof", "killed", "broken")):
             return "connection_reset", raw.error
         return "upstream_error", raw.error

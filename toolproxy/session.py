@@ -92,7 +92,9 @@ def chain_hashes(turns: Sequence[Turn], start: bytes = b"") -> list[bytes]:
     out: list[bytes] = []
     h = start
     for turn in turns:
-        h = hashlib.sha256(h + canonical_json(turn.model_dump()).encode()).digest()
+        h = hashlib.sha256(
+            h + canonical_json(turn.model_dump()).encode("utf-8", "surrogatepass")
+        ).digest()
         out.append(h)
     return out
 
@@ -146,7 +148,11 @@ class SessionTracker:
         attempt = attempt or Attempt()
         hashes = chain_hashes(turns)
         # A re-send is the same turns to the same model; another model is another run.
-        resend = hashlib.sha256(hashes[-1] + (model or "").encode()).digest() if hashes else None
+        resend = (
+            hashlib.sha256(hashes[-1] + (model or "").encode("utf-8", "surrogatepass")).digest()
+            if hashes
+            else None
+        )
         session, source = self._lookup(headers, hashes, resend, previous_response_id, attempt)
         links = self._links(turns, hashes, session, previous_response_id)
         self._order += 1

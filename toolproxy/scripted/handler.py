@@ -161,7 +161,7 @@ class Handler(StreamRequestHandler):
         """Answer a model request with the next scripted reply for its key."""
         try:
             body = json.loads(raw) if raw else None
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested deeper than Python reads
             body = None
         key = select_key(self.headers, body)
         self._record(raw, body, key)
