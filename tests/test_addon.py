@@ -231,3 +231,31 @@ def test_listens_on_loopback_unless_told_otherwise(capture):
         tctx.configure(addon, listen_host="0.0.0.0")
         assert tctx.options.listen_host == "0.0.0.0"
         addon.done()
+
+
+def test_flows_open_when_the_proxy_stops_are_recorded_as_far_as_they_got(capture):
+    body, resp = json.dumps(CHAT_REQUEST).encode(), json.dumps(CHAT_RESPONSE).encode()
+    addon = ToolproxyCapture()
+    with taddons.context(addon) as tctx:
+        tctx.configure(addon, toolproxy_capture=str(capture), toolproxy_worker=False)
+        # Answered in full, but mitmproxy stopped before the response hook ran.
+        answered, _, _ = make_flow(body, resp)
+        addon.requestheaders(answered)
+        answered.request.stream(body)
+        answered.request.stream(b"")
+        answered.response = tutils.tresp(content=None)
+        addon.responseheaders(answered)
+        answered.response.stream(resp)
+        answered.response.stream(b"")
+        # Still waiting for its answer.
+        waiting, _, _ = make_flow(body, None)
+        addon.requestheaders(waiting)
+        waiting.request.stream(body)
+        waiting.request.stream(b"")
+        addon.done()
+        addon.response(answered)  # a hook that comes after done() records nothing twice
+    _, rows = store.query(
+        capture, "SELECT exchange_id, error_kind, status_code FROM exchanges ORDER BY started_at"
+    )
+    got = {r[0]: r[1:] for r in rows}
+    assert got == {answered.id: (None, 200), waiting.id: ("connection_reset", None)}

@@ -135,6 +135,8 @@ def run_row(proxy_id: str, event: str, at: datetime, exchanges: int = 0) -> dict
         "exchanges": exchanges,
         "parse_failures": 0,
         "internal_errors": 0,
+        "recorder": "worker",
+        "worker_lost": 0,
     }
 
 

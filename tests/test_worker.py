@@ -95,3 +95,9 @@ def test_dead_worker_falls_back_to_in_process_recording(tmp_path):
     proc.close()
     assert {"ex-1", "ex-2", "ex-3"} <= ids(capture)
     assert any("recording in-process" in line for line in logs)
+    # Visible in the capture, not only in a log: a fallback row, a counter, a warning.
+    assert proc.worker_lost == 1
+    _, runs = store.query(capture, "SELECT event, recorder, worker_lost FROM proxy_runs")
+    assert ("fallback", "in-process", 1) in runs
+    (warning,) = store.summary(capture)["warnings"]
+    assert warning.startswith("proxy p2: its recorder worker died at")

@@ -19,6 +19,7 @@ from pathlib import Path
 from mitmproxy import connection, ctx, exceptions, http
 from mitmproxy.proxy import server_hooks
 
+from toolproxy import lifeline
 from toolproxy.recorder import Recorder
 from toolproxy.records import MAX_BODY
 from toolproxy.session import RETRY_WINDOW_S
@@ -30,6 +31,8 @@ log = logging.getLogger("toolproxy")
 DEFAULT_CAPTURE = "captures/default"
 META = "toolproxy"
 MAX_PENDING_FAILURES = 10_000
+# The error of an exchange still open when mitmproxy stopped (classified connection_reset).
+STOPPED = "connection closed: the proxy stopped before the exchange finished"
 BEFORE_REQUEST = (
     " (before any request was read: mitmproxy connects upstream as soon as a client "
     "connects; set connection_strategy=lazy to have the request recorded too)"
@@ -55,8 +58,10 @@ class ToolproxyCapture:
         self._loopback = False
         # client id -> (client, server, when) of upstream connections that failed
         self._connect_failures: dict[str, tuple[connection.Client, connection.Server, float]] = {}
+        self._inflight: dict[str, http.HTTPFlow] = {}  # flow id -> flow not yet submitted
 
     def load(self, loader) -> None:  # type: ignore[no-untyped-def]
+        lifeline.die_with_parent()  # started by `toolproxy record`: never outlive it
         loader.add_option(
             "toolproxy_capture", str, DEFAULT_CAPTURE, "Capture directory to record into."
         )
@@ -209,6 +214,8 @@ class ToolproxyCapture:
             run_info={
                 "mode": ",".join(opts.mode),
                 "listen": f"{opts.listen_host or '*'}:{opts.listen_port or 8080}",
+                "recorder": "worker" if opts.toolproxy_worker else "in-process",
+                "worker_lost": 0,
             },
         )
         if opts.toolproxy_worker:
@@ -227,6 +234,7 @@ class ToolproxyCapture:
         try:
             state = _FlowState(ctx.options.toolproxy_max_body)
             flow.metadata[META] = state
+            self._inflight[flow.id] = flow
             if not flow.request.stream:
                 flow.request.stream = state.request_tap
         except Exception as exc:  # noqa: BLE001
@@ -283,6 +291,7 @@ class ToolproxyCapture:
         try:
             state = flow.metadata.get(META)
             self._connect_failures.pop(flow.client_conn.id, None)  # this flow records it
+            self._inflight.pop(flow.id, None)
             if self.recorder is None or state is None or state.submitted:
                 return
             state.submitted = True
@@ -291,6 +300,14 @@ class ToolproxyCapture:
             self._fail("submit", exc)
 
     def done(self) -> None:
+        # Flows still open when mitmproxy stops (SIGTERM, Ctrl-C) never reach their last
+        # hook: record each as far as it got, so an answer the client saw is never lost.
+        for flow in list(self._inflight.values()):
+            state = flow.metadata.get(META)
+            if state is not None and state.response_tap.ended:
+                self._submit(flow, complete=True)
+            else:
+                self._submit(flow, complete=False, error=STOPPED)
         if self.recorder is not None:
             self.recorder.close()
             self.recorder = None

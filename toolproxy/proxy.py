@@ -17,6 +17,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from toolproxy import lifeline
+
 ADDON_SCRIPT = Path(__file__).resolve().parent.parent / "addons" / "toolproxy_capture.py"
 SCRIPT_TEXT = "from toolproxy.addon import ToolproxyCapture\n\naddons = [ToolproxyCapture()]\n"
 
@@ -177,7 +179,8 @@ class RunningProxy:
             self.spec.argv(),
             stdout=self._out,
             stderr=subprocess.STDOUT,
-            env={**os.environ, "PYTHONUNBUFFERED": "1"},  # output readable as it happens
+            # output readable as it happens; the child dies with this process (lifeline)
+            env={**os.environ, "PYTHONUNBUFFERED": "1", **lifeline.parent_env()},
             start_new_session=self.own_session,
         )
         try:

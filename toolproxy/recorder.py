@@ -65,8 +65,9 @@ class Recorder:
         self.internal_errors = 0
         self.submitted = 0
 
-    def start(self) -> None:
-        self._queue.put(self._run_row("start"))
+    def start(self, event: str = "start") -> None:
+        """Start the thread; `event` names the first proxy_runs row ('start', 'fallback')."""
+        self._queue.put(self._run_row(event))
         self._thread.start()
 
     def submit(self, raw: RawExchange) -> None:

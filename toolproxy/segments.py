@@ -104,7 +104,7 @@ TABLES: dict[str, dict[str, str]] = {
     "proxy_runs": {
         "proxy_id": "VARCHAR",
         "pid": "BIGINT",
-        "event": "VARCHAR",  # 'start' | 'stats' | 'stop'
+        "event": "VARCHAR",  # 'start' | 'stats' | 'stop' | 'fallback' (worker died)
         "at": "TIMESTAMPTZ",
         "mode": "VARCHAR",
         "upstream": "VARCHAR",
@@ -113,6 +113,8 @@ TABLES: dict[str, dict[str, str]] = {
         "exchanges": "BIGINT",
         "parse_failures": "BIGINT",
         "internal_errors": "BIGINT",
+        "recorder": "VARCHAR",  # 'worker' | 'in-process'
+        "worker_lost": "BIGINT",  # times the worker process died and in-process took over
     },
 }
 """Table -> column -> DuckDB type: the one definition of the store's columns."""

@@ -394,6 +394,14 @@ def summary(path: Path | str) -> dict[str, Any]:
             "first": first,
             "last": last,
             "proxies": _dicts(con.execute('SELECT * FROM proxy_runs_latest ORDER BY "at"')),
+            "warnings": [
+                f"proxy {proxy}: its recorder worker died at {at}; recording went on "
+                f"in-process, and up to {window} s of exchanges the worker held were lost"
+                for proxy, at, window in con.execute(
+                    'SELECT proxy_id, min("at"), max(flush_interval_s) FROM proxy_runs '
+                    "WHERE event = 'fallback' GROUP BY 1 ORDER BY 2"
+                ).fetchall()
+            ],
         }
 
 

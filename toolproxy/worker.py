@@ -8,8 +8,10 @@ toolproxy.worker`) that runs the `Recorder`.
 
 Why a plain pipe: bytes written into it stay readable by the worker after the proxy dies,
 so a `kill -9` of mitmdump loses nothing that reached the pipe (enlarged to 1 MiB). The
-worker sees end-of-file, flushes and exits. If the worker dies, the feeder falls back to an
-in-process recorder, logged once: recording goes on either way.
+worker sees end-of-file, flushes and exits. If the worker dies, what it held is lost (at
+most a flush window, plus what sat in the pipe) and the feeder falls back to an in-process
+recorder: logged once, and visible in the capture (a `fallback` row in `proxy_runs` with
+`recorder = 'in-process'`, `worker_lost = 1`; `toolproxy status` warns). Recording goes on.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, Any
 
@@ -120,6 +122,7 @@ class RecorderProcess:
         self._proc: subprocess.Popen[bytes] | None = None
         self._feeder = threading.Thread(target=self._feed, name="toolproxy-feeder", daemon=True)
         self._fallback: Recorder | None = None
+        self.worker_lost = 0  # 1 once the worker died and this process took over
 
     def start(self) -> None:
         env = os.environ.copy()
@@ -154,10 +157,14 @@ class RecorderProcess:
                     continue
                 except (OSError, ValueError) as exc:
                     self._log(
-                        f"toolproxy: recorder process is gone ({exc!r}); recording in-process"
+                        f"toolproxy: recorder process is gone ({exc!r}); recording in-process "
+                        f"from now on; what it held (at most {self.config.flush_interval} s of "
+                        "exchanges) is lost"
                     )
-                    self._fallback = self.config.build(self._log)
-                    self._fallback.start()
+                    self.worker_lost += 1
+                    info = {**self.config.run_info, "recorder": "in-process", "worker_lost": 1}
+                    self._fallback = replace(self.config, run_info=info).build(self._log)
+                    self._fallback.start("fallback")
             if isinstance(item, tuple):
                 self._fallback.count_error(*item)
             else:
