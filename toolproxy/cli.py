@@ -9,7 +9,7 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from toolproxy.proxy import ProxySpec, RunningProxy
+from toolproxy.proxy import ProxySpec, RunningProxy, check_port
 from toolproxy.table import format_table
 
 DEFAULT_CAPTURE = Path("captures/default")
@@ -26,10 +26,22 @@ def add_capture_arg(p: argparse.ArgumentParser) -> None:
     )
 
 
+def flush_seconds(text: str) -> float:
+    """argparse type of --flush-interval: the addon's range, checked before anything starts."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0.01 <= value <= 10:  # also refuses nan
+        raise argparse.ArgumentTypeError(f"must be between 0.01 and 10 seconds, got {text!r}")
+    return value
+
+
 def cmd_record(args: argparse.Namespace) -> int:
     """Run the recording proxy in the foreground until Ctrl-C."""
     from toolproxy import store
 
+    check_port(args.host, args.port)
     spec = ProxySpec(
         capture=args.capture,
         upstream=args.upstream,
@@ -71,7 +83,10 @@ def cmd_record(args: argparse.Namespace) -> int:
             signal.signal(signum, handler)
     if not args.no_compact:
         _compact_quietly(args.capture)
-    return 0 if code in (0, -signal.SIGINT, 130) else code
+    if code in (0, -signal.SIGINT, -signal.SIGTERM, 130):
+        return 0
+    print(f"toolproxy: mitmdump exited with code {code} (its message is above)", file=sys.stderr)
+    return 2
 
 
 def _compact_quietly(capture: Path) -> None:
@@ -79,9 +94,11 @@ def _compact_quietly(capture: Path) -> None:
 
     try:
         stats = store.compact(capture)
-        print(f"toolproxy: compacted {stats}")
     except Exception as exc:  # noqa: BLE001 - the capture stays readable uncompacted
         print(f"toolproxy: capture left uncompacted ({exc}); run `toolproxy compact` later")
+        return
+    if stats.files:
+        print(f"toolproxy: compacted {stats.files} segment files ({sum(stats.rows.values())} rows)")
 
 
 def cmd_status(args: argparse.Namespace) -> int:
@@ -209,7 +226,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--port", "-p", type=int, default=8080, help="listen port (default 8080)")
     p.add_argument(
         "--flush-interval",
-        type=float,
+        type=flush_seconds,
         default=0.5,
         help="seconds between flushes; a crash loses at most this window (default 0.5)",
     )

@@ -6,6 +6,7 @@ same program a user can run by hand (`mitmdump -s addons/toolproxy_capture.py`).
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 import signal
@@ -18,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from toolproxy import lifeline
+from toolproxy.errors import UserError
 
 ADDON_SCRIPT = Path(__file__).resolve().parent.parent / "addons" / "toolproxy_capture.py"
 SCRIPT_TEXT = "from toolproxy.addon import ToolproxyCapture\n\naddons = [ToolproxyCapture()]\n"
@@ -45,6 +47,21 @@ def mitmdump_path() -> str:
 
 
 _HANDED_OUT: set[int] = set()
+
+
+def check_port(host: str, port: int) -> None:
+    """Raise UserError when mitmdump could not listen on host:port (taken, not ours)."""
+    try:
+        with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as s:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as asyncio binds
+            s.bind((host, port))
+    except OSError as exc:
+        what = (
+            "is in use (another proxy running?)"
+            if exc.errno == errno.EADDRINUSE
+            else (f"cannot be listened on: {exc.strerror}")
+        )
+        raise UserError(f"{host}:{port} {what}; choose another with --port") from None
 
 
 def free_port(host: str = "127.0.0.1") -> int:

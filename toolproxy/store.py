@@ -25,6 +25,7 @@ A segment line that is not a readable row is skipped, never fatal to a query;
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import json
 import os
@@ -90,8 +91,20 @@ def _rel(root: Path, path: Path) -> str:
     return str(path)[len(str(root)) + 1 :]  # cheaper than relative_to for many files
 
 
+def _not_a_file(root: Path) -> None:
+    if root.exists() and not root.is_dir():
+        raise NotACapture(f"{root} is a file, not a directory: a capture is a directory")
+
+
+def _writable(root: Path, what: str) -> None:
+    """Raise a one-line CaptureError when `what` could not write into the capture."""
+    if not os.access(root, os.W_OK):
+        raise CaptureError(f"{root} is read-only: {what} needs write access to the capture")
+
+
 def _existing_root(path: Path | str) -> Path:
     root = _root_of(path)
+    _not_a_file(root)
     if not (root / CATALOG).is_file():
         raise NotACapture(f"{root} is not a toolproxy capture: no {CATALOG} in it")
     return root
@@ -116,7 +129,7 @@ def _connect(root: Path, read_only: bool, busy_timeout_s: float) -> duckdb.DuckD
             if "not a valid DuckDB database" in str(e):
                 raise NotACapture(f"{db} is not a DuckDB database") from e
             if "lock" not in str(e):
-                raise
+                raise CaptureError(f"cannot open {db}: {e}") from e
             error: duckdb.Error = e
         except duckdb.ConnectionException as e:
             error = e  # this process already holds the file in the other mode
@@ -200,7 +213,15 @@ def init_capture(path: Path | str, busy_timeout_s: float = BUSY_TIMEOUT_S) -> Pa
     root = _root_of(path)
     if any(ch in str(root) for ch in "*?["):
         raise CaptureError(f"{root}: a capture path cannot contain * ? [ (views glob it)")
-    root.mkdir(parents=True, exist_ok=True)
+    _not_a_file(root)
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        place = next((p for p in root.parents if p.exists()), root)
+        if exc.errno == errno.EROFS or not os.access(place, os.W_OK):
+            raise CaptureError(f"{place} is read-only: cannot create the capture {root}") from None
+        raise CaptureError(f"cannot create the capture {root}: {exc.strerror}") from None
+    _writable(root, "recording")
     _ensure_placeholders(root)
     with _init_lock(root):
         db = root / CATALOG
@@ -291,6 +312,7 @@ def compact(path: Path | str, busy_timeout_s: float = BUSY_TIMEOUT_S) -> Compact
     (files that appear after the listing wait for the next compaction).
     """
     root = _existing_root(path)
+    _writable(root, "compact")
     with closing(open_capture(root, read_only=False, busy_timeout_s=busy_timeout_s)) as con:
         # Row order within a compacted table carries no meaning; keeping it costs ~5x here.
         con.execute("SET preserve_insertion_order = false")
