@@ -121,6 +121,12 @@ class ToolproxyCapture:
             True,
             "Parse and write in a separate process (off mitmproxy's GIL); false: a thread.",
         )
+        loader.add_option(
+            "toolproxy_auto_compact",
+            bool,
+            True,
+            "The worker compacts its segment files into Parquet while recording.",
+        )
 
     def configure(self, updated: set[str]) -> None:
         opts = ctx.options
@@ -211,6 +217,7 @@ class ToolproxyCapture:
             redact_headers=tuple(opts.toolproxy_redact_headers),
             redact_query=tuple(opts.toolproxy_redact_query),
             redact_json=tuple(opts.toolproxy_redact_json),
+            auto_compact=opts.toolproxy_auto_compact,
             run_info={
                 "mode": ",".join(opts.mode),
                 "listen": f"{opts.listen_host or '*'}:{opts.listen_port or 8080}",

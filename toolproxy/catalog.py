@@ -1,8 +1,16 @@
 """The catalog's SQL in one place: the tables and views of a capture's ``capture.duckdb``.
 
-Pure text built from ``segments.TABLES``; ``store`` is the module that runs it. Each table
-``t`` has a real table ``t_compacted`` and a view ``t`` = compacted rows UNION ALL the rows
-read live from ``segments/*/t.*.jsonl``, minus the files listed in ``compacted_segments``.
+Pure text built from ``segments.TABLES``; ``store`` and ``compaction`` run it. A view ``t``
+is the union of three parts, each row in exactly one:
+
+- ``t_compacted``: a cache, in DuckDB's own format, of the Parquet files under
+  ``parquet/t/`` (listed in ``cached_parquet``), so reads are as fast as a native table;
+- Parquet files under ``parquet/new/t/`` not cached yet (written by background compaction
+  while recording), minus the files another one replaced (``toolproxy_replaces``);
+- segment lines from ``segments/*/t.*.jsonl``, minus files already compacted: those in
+  ``compacted_segments`` and those a pending Parquet file names (``toolproxy_segments``).
+
+The Parquet files hold every compacted row, so the catalog can be lost and rebuilt.
 Paths in views are absolute, so plain DuckDB can query them from any directory.
 """
 
@@ -16,8 +24,25 @@ from pathlib import Path
 from toolproxy.segments import KEY_COLUMNS, MAX_LINE_BYTES, TABLES, segment_glob
 
 # Bump when the layout changes in a way ADD COLUMN cannot follow; columns are tracked
-# separately (columns_hash), so a new record field needs no bump.
-SCHEMA_VERSION = 1
+# separately (columns_hash), so a new record field needs no bump. 2: Parquet files.
+SCHEMA_VERSION = 2
+PARQUET_DIR = "parquet"
+PENDING_DIR = "new"  # parquet/new/<table>/: written while recording, not cached yet
+PLACEHOLDER = "_schema.parquet"  # an empty file per pending folder, so its glob matches
+SEGMENTS_KEY = "toolproxy_segments"  # Parquet key-value metadata: segment files it holds
+REPLACES_KEY = "toolproxy_replaces"  # ... and the Parquet files it replaces (a merge)
+
+
+def cached_dir(table: str) -> str:
+    """Folder, relative to the capture, of a table's Parquet files the catalog caches."""
+    return f"{PARQUET_DIR}/{table}"
+
+
+def pending_dir(table: str) -> str:
+    """Folder, relative to the capture, of a table's Parquet files not cached yet."""
+    return f"{PARQUET_DIR}/{PENDING_DIR}/{table}"
+
+
 DERIVED_VIEWS = (
     "sessions",
     "calls",
@@ -32,6 +57,8 @@ BOOKKEEPING = [
     "CREATE TABLE IF NOT EXISTS meta (key VARCHAR PRIMARY KEY, value VARCHAR)",
     "CREATE TABLE IF NOT EXISTS compacted_segments (file VARCHAR PRIMARY KEY, "
     "table_name VARCHAR NOT NULL, rows BIGINT NOT NULL, compacted_at TIMESTAMPTZ NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS cached_parquet (file VARCHAR PRIMARY KEY, "
+    "table_name VARCHAR NOT NULL, rows BIGINT NOT NULL, cached_at TIMESTAMPTZ NOT NULL)",
 ]
 
 COMPACTED_COLUMNS = (
@@ -92,25 +119,60 @@ def segment_rows(table: str, source: str, extra: str = "") -> str:
     )
 
 
-def view_ddl(root: Path, have: Mapping[str, Collection[str]], temp: bool = False) -> list[str]:
+def typed(table: str, present: Collection[str]) -> str:
+    """Every column of ``table`` cast to its type; those not in ``present`` as NULL."""
+    return ", ".join(
+        f"CAST({quote(c) if c in present else 'NULL'} AS {t}) AS {quote(c)}"
+        for c, t in TABLES[table].items()
+    )
+
+
+def kv_files(root: Path, table: str, key: str) -> str:
+    """SELECT of the absolute paths a pending Parquet file of ``table`` lists under ``key``."""
+    glob = literal(f"{root}/{pending_dir(table)}/*.parquet")
+    return (
+        f"SELECT {literal(f'{root}/')} || unnest(from_json(decode(value), '[\"VARCHAR\"]')) "
+        f"FROM parquet_kv_metadata({glob}) WHERE decode(key) = {literal(key)}"
+    )
+
+
+def pending_rows(root: Path, table: str, present: Collection[str]) -> str:
+    """SELECT of a table's rows in pending Parquet files (``present``: their columns)."""
+    glob = literal(f"{root}/{pending_dir(table)}/*.parquet")
+    return (
+        f"SELECT {typed(table, present)} FROM read_parquet({glob}, filename=true, "
+        f"union_by_name=true) WHERE filename NOT IN ({kv_files(root, table, REPLACES_KEY)}) "
+        "AND parse_filename(filename) NOT IN (SELECT file FROM cached_parquet)"
+    )
+
+
+def view_ddl(
+    root: Path,
+    have: Mapping[str, Collection[str]],
+    temp: bool = False,
+    pending: Mapping[str, Collection[str]] | None = None,
+) -> list[str]:
     """Statements (re)creating every view for a capture at ``root``.
 
-    ``have`` maps each compacted table to its current columns: columns the records gained
-    since read as NULL. ``temp`` views shadow the stored ones on one connection only.
+    ``have`` maps each compacted table to its current columns, ``pending`` each table to
+    the columns of its pending Parquet placeholder: columns the records gained since read
+    as NULL. ``temp`` views shadow the stored ones on one connection only.
     """
     create = f"CREATE OR REPLACE {'TEMP ' if temp else ''}VIEW"
     statements = []
-    for table, cols in TABLES.items():
-        present = have.get(compacted(table), ())
-        old = ", ".join(
-            f"CAST({quote(c) if c in present else 'NULL'} AS {t}) AS {quote(c)}"
-            for c, t in cols.items()
-        )
+    for table in TABLES:
+        old = typed(table, have.get(compacted(table), ()))
         live = segment_rows(table, literal(f"{root}/{segment_glob(table)}"))
+        fresh = (
+            f"UNION ALL {pending_rows(root, table, pending[table])} "
+            if pending is not None and table in pending
+            else ""
+        )
+        held = f" AND filename NOT IN ({kv_files(root, table, SEGMENTS_KEY)})" if fresh else ""
         statements.append(
             f"{create} {quote(table)} AS SELECT {old} FROM {quote(compacted(table))} "
-            f"UNION ALL {live} AND filename NOT IN "
-            f"(SELECT {literal(f'{root}/')} || file FROM compacted_segments)"
+            f"{fresh}UNION ALL {live} AND filename NOT IN "
+            f"(SELECT {literal(f'{root}/')} || file FROM compacted_segments){held}"
         )
     model = "coalesce(e.model_returned, e.model_requested)"
     statements.append(f"""{create} sessions AS

@@ -152,10 +152,22 @@ def cmd_sql(args: argparse.Namespace) -> int:
 
 
 def cmd_compact(args: argparse.Namespace) -> int:
-    """Fold finished segment files into the catalog's tables."""
+    """Compact segment files into Parquet files and cache them in the catalog."""
     from toolproxy import store
 
     print(store.compact(args.capture))
+    return 0
+
+
+def cmd_repair(args: argparse.Namespace) -> int:
+    """Rebuild a missing or damaged catalog from the capture's Parquet and segment files."""
+    from toolproxy import store
+
+    done = store.repair(args.capture, rebuild=args.rebuild)
+    if done["set_aside"]:
+        print(f"toolproxy: the damaged catalog is kept as {done['set_aside']}")
+    rows = ", ".join(f"{t} {n}" for t, n in done["tables"].items() if n)
+    print(f"toolproxy: catalog of {done['capture']} rebuilt from its files: {rows or 'no rows'}")
     return 0
 
 
@@ -270,6 +282,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = add("compact", cmd_compact)
     add_capture_arg(p)
+
+    p = add("repair", cmd_repair)
+    add_capture_arg(p)
+    p.add_argument(
+        "--rebuild", action="store_true", help="set the catalog aside and rebuild even if healthy"
+    )
 
     p = add("export", cmd_export)
     p.add_argument("table", help="table or view to export, e.g. exchanges or tool_calls")

@@ -38,15 +38,13 @@ from typing import Any, TextIO
 
 import duckdb
 
-from toolproxy import catalog
+from toolproxy import catalog, compaction
 from toolproxy.errors import UserError
 from toolproxy.segments import (
     SCHEMA_DIR,
     SEGMENTS_DIR,
     TABLES,
     list_segments,
-    parse_segment_name,
-    write_high_water,
 )
 
 CATALOG = "capture.duckdb"
@@ -64,6 +62,10 @@ class NotACapture(CaptureError):
 
 class CaptureBusy(CaptureError):
     """Another process holds the catalog in a mode that excludes this one."""
+
+
+class CatalogDamaged(CaptureError):
+    """The catalog file cannot be read (cut short, overwritten): rebuild it (``repair``)."""
 
 
 class QueryError(CaptureError):
@@ -105,9 +107,11 @@ def _writable(root: Path, what: str) -> None:
 def _existing_root(path: Path | str) -> Path:
     root = _root_of(path)
     _not_a_file(root)
-    if not (root / CATALOG).is_file():
-        raise NotACapture(f"{root} is not a toolproxy capture: no {CATALOG} in it")
-    return root
+    if (root / CATALOG).is_file():
+        return root
+    if (root / catalog.PARQUET_DIR).is_dir() or (root / SEGMENTS_DIR).is_dir():
+        return init_capture(root)  # the catalog was lost: rebuilt from the files
+    raise NotACapture(f"{root} is not a toolproxy capture: no {CATALOG} in it")
 
 
 @contextmanager
@@ -129,7 +133,10 @@ def _connect(root: Path, read_only: bool, busy_timeout_s: float) -> duckdb.DuckD
             if "not a valid DuckDB database" in str(e):
                 raise NotACapture(f"{db} is not a DuckDB database") from e
             if "lock" not in str(e):
-                raise CaptureError(f"cannot open {db}: {e}") from e
+                raise CatalogDamaged(
+                    f"{db} is damaged ({e}); `toolproxy repair -c {root}` rebuilds it from "
+                    "the Parquet and segment files"
+                ) from e
             error: duckdb.Error = e
         except duckdb.ConnectionException as e:
             error = e  # this process already holds the file in the other mode
@@ -183,15 +190,33 @@ def _create_views(con: duckdb.DuckDBPyConnection, root: Path, temp: bool) -> Non
     have: dict[str, set[str]] = {}
     for table, column in con.execute(catalog.COMPACTED_COLUMNS).fetchall():
         have.setdefault(table, set()).add(column)
-    for statement in catalog.view_ddl(root, have, temp):
+    pending = compaction.pending_columns(con, root)
+    for statement in catalog.view_ddl(root, have, temp, pending):
         con.execute(statement)
 
 
-def _migrate(con: duckdb.DuckDBPyConnection, root: Path) -> None:
-    """Bring a read-write catalog to the current schema and location, in one transaction."""
+def _back_legacy_rows(con: duckdb.DuckDBPyConnection, root: Path) -> None:
+    """A schema-1 catalog held compacted rows only in itself: write each table's rows to
+    a Parquet file under parquet/<table>/ and register it, so they survive the catalog."""
+    for table in TABLES:
+        name = catalog.quote(catalog.compacted(table))
+        if _scalar(con, f"SELECT count(*) FROM {name}") == 0:
+            continue
+        final = root / catalog.cached_dir(table) / f"legacy.{time.time_ns()}.{table}.parquet"
+        rows = compaction.copy_to_parquet(con, f"SELECT * FROM {name}", final, {})
+        con.execute("INSERT INTO cached_parquet VALUES (?, ?, ?, now())", [final.name, table, rows])
+
+
+def _migrate(con: duckdb.DuckDBPyConnection, root: Path, meta: dict[str, str] | None) -> None:
+    """Bring a read-write catalog to the current schema and location, in one transaction;
+    Parquet files it does not list yet (a lost catalog's rows) are cached in it."""
+    compaction.write_placeholders(con, root)
     con.execute("BEGIN")
     for statement in catalog.table_ddl():
         con.execute(statement)
+    if meta is not None and int(meta.get("schema_version", 0)) < 2:
+        _back_legacy_rows(con, root)
+    compaction.adopt(con, root)
     _create_views(con, root, temp=False)
     con.executemany(
         "INSERT OR REPLACE INTO meta VALUES (?, ?)",
@@ -228,13 +253,63 @@ def init_capture(path: Path | str, busy_timeout_s: float = BUSY_TIMEOUT_S) -> Pa
         if db.exists() and db.stat().st_size == 0:
             db.unlink()  # a creator was killed before DuckDB wrote its header
         if db.exists():
-            with closing(_connect(root, True, busy_timeout_s)) as con:
-                if _is_current(_meta(con), root):
-                    return root
+            try:
+                with closing(_connect(root, True, busy_timeout_s)) as con:
+                    if _is_current(_meta(con), root):
+                        return root
+            except CatalogDamaged:
+                _set_aside(root)
         with closing(_connect(root, False, busy_timeout_s)) as con:
-            _is_current(_meta(con), root)  # refuses a newer schema or a foreign database
-            _migrate(con, root)
+            meta = _meta(con)
+            _is_current(meta, root)  # refuses a newer schema or a foreign database
+            _migrate(con, root, meta)
     return root
+
+
+def _set_aside(root: Path) -> Path:
+    """Rename a damaged catalog (and its WAL) out of the way, kept for inspection."""
+    stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
+    aside = root / f"{CATALOG}.damaged-{stamp}-{os.getpid()}"
+    os.replace(root / CATALOG, aside)
+    wal = root / f"{CATALOG}.wal"
+    if wal.exists():
+        os.replace(wal, aside.with_name(aside.name + ".wal"))
+    return aside
+
+
+def repair(path: Path | str, rebuild: bool = False) -> dict[str, Any]:
+    """Rebuild the catalog from the capture's files when it is missing or damaged (or
+    always, with `rebuild`): a damaged one is kept as ``capture.duckdb.damaged-*``. Then
+    compact, so every segment and pending Parquet file is cached again."""
+    root = _root_of(path)
+    _not_a_file(root)
+    if not any((root / d).is_dir() for d in (catalog.PARQUET_DIR, SEGMENTS_DIR)):
+        raise NotACapture(f"{root} is not a toolproxy capture: no parquet/ or segments/")
+    _writable(root, "repair")
+    aside: Path | None = None
+    with _init_lock(root):
+        if (root / CATALOG).exists():
+            try:
+                with closing(_connect(root, False, 0)) as con:
+                    for table in TABLES:
+                        con.execute(
+                            f"SELECT count(*) FROM {catalog.quote(catalog.compacted(table))}"
+                        )
+                    healthy = _meta(con) is not None
+            except (CatalogDamaged, duckdb.Error, NotACapture):
+                healthy = False
+            if rebuild or not healthy:
+                aside = _set_aside(root)
+    init_capture(root)
+    stats = compact(root)
+    with closing(open_capture(root)) as con:
+        counts = {t: _scalar(con, f"SELECT count(*) FROM {catalog.quote(t)}") for t in TABLES}
+    return {
+        "capture": str(root),
+        "set_aside": aside and aside.name,
+        "compacted": stats,
+        "tables": counts,
+    }
 
 
 def open_capture(
@@ -246,7 +321,13 @@ def open_capture(
     """
     root = _existing_root(path)
     _ensure_placeholders(root)
-    con = _connect(root, read_only, busy_timeout_s)
+    try:
+        con = _connect(root, read_only, busy_timeout_s)
+    except CatalogDamaged:
+        if not os.access(root, os.W_OK):
+            raise
+        repair(root)
+        con = _connect(root, read_only, busy_timeout_s)
     try:
         meta = _meta(con)
         if meta is None:
@@ -254,7 +335,7 @@ def open_capture(
         if _is_current(meta, root):
             return con
         if not read_only:
-            _migrate(con, root)
+            _migrate(con, root, meta)
             return con
         con.close()
         try:
@@ -269,82 +350,28 @@ def open_capture(
         raise
 
 
-def _count_lines(path: Path) -> int:
-    with open(path, "rb") as f:
-        return sum(1 for line in f if line.strip())
-
-
-def _compact_table(
-    con: duckdb.DuckDBPyConnection, root: Path, table: str, files: list[Path]
-) -> tuple[int, list[Path]]:
-    """Insert the files' rows and record the files. Returns (rows, files with bad lines)."""
-    names = {str(p): p for p in files}
-    lines = {n: _count_lines(p) for n, p in names.items()}
-    (inserted,) = con.execute(
-        f"INSERT INTO {catalog.quote(catalog.compacted(table))} "
-        f"{catalog.segment_rows(table, '$files')}",
-        {"files": list(names)},
-    ).fetchone() or (0,)
-    kept = lines
-    if inserted != sum(lines.values()):  # rare: find the files that had unreadable lines
-        per_file = catalog.segment_rows(table, "$files", extra="filename AS _file, ")
-        kept = dict.fromkeys(names, 0) | dict(
-            con.execute(
-                f"SELECT _file, count(*) FROM ({per_file}) GROUP BY 1", {"files": list(names)}
-            ).fetchall()
-        )
-    con.execute(
-        "INSERT INTO compacted_segments SELECT unnest($files), $table, unnest($rows), now()",
-        {
-            "files": [_rel(root, p) for p in files],
-            "table": table,
-            "rows": [kept[n] for n in names],
-        },
-    )
-    return int(inserted), [p for n, p in names.items() if kept[n] != lines[n]]
-
-
 def compact(path: Path | str, busy_timeout_s: float = BUSY_TIMEOUT_S) -> CompactStats:
-    """Move every finished segment file into the compacted tables, then delete the files.
-
-    One transaction records the rows and the file names, so the views never count a row
-    twice, even if deletion is interrupted. Idempotent; proxies may keep writing meanwhile
-    (files that appear after the listing wait for the next compaction).
-    """
+    """Compact every finished segment file into Parquet, and cache every pending Parquet
+    file in the catalog (``compaction``). Idempotent; proxies may keep writing meanwhile
+    (files that appear after the listing wait for the next compaction)."""
     root = _existing_root(path)
     _writable(root, "compact")
-    with closing(open_capture(root, read_only=False, busy_timeout_s=busy_timeout_s)) as con:
-        # Row order within a compacted table carries no meaning; keeping it costs ~5x here.
-        con.execute("SET preserve_insertion_order = false")
+    with (
+        closing(open_capture(root, read_only=False, busy_timeout_s=busy_timeout_s)) as con,
+        compaction.compaction_lock(root),
+    ):
         done = {f for (f,) in con.execute("SELECT file FROM compacted_segments").fetchall()}
-        segments = list_segments(root)
-        fresh = {
-            t: [p for p in files if _rel(root, p) not in done] for t, files in segments.items()
-        }
-        rows: dict[str, int] = {}
-        bad: list[Path] = []
-        con.execute("BEGIN")
-        for table, files in fresh.items():
-            if files:
-                rows[table], rejected = _compact_table(con, root, table, files)
-                bad += rejected
-        con.execute("COMMIT")
+        skip = done | compaction.held_segments(con, root)
+        total = compaction.FolderStats()
+        for folder in compaction.segment_folders(root):
+            stats = compaction.compact_folder(con, root, folder, skip)
+            total.files += stats.files
+            total.deleted += stats.deleted
+            total.rejected += stats.rejected
+            for table, n in stats.rows.items():
+                total.rows[table] = total.rows.get(table, 0) + n
+        compaction.fold(con, root)
         con.execute("CHECKPOINT")
-        finished = [p for files in segments.values() for p in files]
-        high: dict[Path, int] = {}
-        for p in finished:
-            _, seq = parse_segment_name(p.name) or ("", 0)
-            high[p.parent] = max(seq, high.get(p.parent, 0))
-        for proxy_dir, seq in high.items():
-            # Before deleting: a writer restarting with this proxy id must not reuse names.
-            write_high_water(proxy_dir, seq)
-        for p in bad:
-            dest = root / "rejected" / p.parent.name / p.name
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            os.replace(p, dest)
-        for p in finished:
-            if p not in bad:
-                p.unlink(missing_ok=True)
         stale = [
             p
             for p in (root / SEGMENTS_DIR).glob("*/*.jsonl.tmp")
@@ -353,10 +380,10 @@ def compact(path: Path | str, busy_timeout_s: float = BUSY_TIMEOUT_S) -> Compact
         for p in stale:
             p.unlink(missing_ok=True)
     return CompactStats(
-        files=sum(len(f) for f in fresh.values()),
-        rows=rows,
-        deleted=len(finished) - len(bad),
-        rejected=[_rel(root, p) for p in bad],
+        files=total.files,
+        rows=total.rows,
+        deleted=total.deleted,
+        rejected=total.rejected,
         tmp_removed=len(stale),
     )
 

@@ -54,6 +54,7 @@ class RecorderConfig:
     redact_query: tuple[str, ...] = ()
     redact_json: tuple[str, ...] = ()
     run_info: dict[str, Any] = field(default_factory=dict)
+    auto_compact: bool = True  # the worker compacts its segments in the background
 
     def build(self, log: Callable[[str], None]) -> Recorder:
         """A Recorder for this configuration."""
@@ -102,6 +103,12 @@ def run_worker(inp: IO[bytes]) -> None:
         raise SystemExit("toolproxy.worker: expected a RecorderConfig frame first")
     recorder = config.build(_stderr)
     recorder.start()
+    compactor = None
+    if config.auto_compact:
+        from toolproxy.autocompact import AutoCompactor
+
+        compactor = AutoCompactor(config.capture_dir, config.proxy_id, log=_stderr)
+        compactor.start()
     try:
         while (item := read_frame(inp)) is not None:
             if isinstance(item, tuple):
@@ -109,6 +116,8 @@ def run_worker(inp: IO[bytes]) -> None:
             elif isinstance(item, RawExchange):
                 recorder.submit(item)
     finally:
+        if compactor is not None:
+            compactor.stop()
         recorder.close()
 
 

@@ -1,0 +1,385 @@
+"""Compaction: segment files become immutable Parquet files; the catalog caches them.
+
+Runs DuckDB, like ``store`` (which owns the catalog); the SQL text is in ``catalog``.
+
+- ``compact_folder``: one proxy's finished segment files, per table, into one Parquet file
+  under ``parquet/new/<table>/`` whose key-value metadata names the segment files it holds
+  (written as ``.tmp``, fsynced, renamed). The segments are then deleted. Needs no catalog:
+  a recording proxy's worker runs it in the background, readers never wait for it.
+- ``merge_pending``: a proxy's many small pending files of a table into one, which names
+  the files it replaces; the views skip replaced files until they are deleted.
+- ``fold``: pending files into the catalog's ``*_compacted`` tables (a cache of the Parquet
+  rows, as fast to read as before) and into ``parquet/<table>/``. Needs the catalog open
+  read-write, so only ``toolproxy compact`` (and ``record`` when it stops) folds.
+- ``adopt``: Parquet files under ``parquet/<table>/`` the catalog does not list (it was
+  deleted, damaged, or a crash came between a write and its registration) are cached.
+
+Every step is ordered so that a crash between any two operations neither loses nor counts
+twice a row (tests/test_compaction.py walks the crash points). One capture-wide lock,
+``parquet/.compact.lock``, keeps compactors of several processes from overlapping.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import duckdb
+
+from toolproxy import catalog
+from toolproxy.segments import (
+    SCHEMA_DIR,
+    SEGMENTS_DIR,
+    TABLES,
+    parse_segment_name,
+    write_high_water,
+)
+
+LOCK = ".compact.lock"
+MERGE_AT = 8  # pending files of one proxy and table before they are merged into one
+REJECTED_DIR = "rejected"
+
+
+@dataclass
+class FolderStats:
+    """What compacting segment folders did."""
+
+    files: int = 0  # segment files compacted
+    rows: dict[str, int] = field(default_factory=dict)  # rows written, per table
+    deleted: int = 0  # segment files removed
+    rejected: list[str] = field(default_factory=list)  # files with unreadable lines
+
+
+def rel(root: Path, path: Path) -> str:
+    """``path`` relative to the capture."""
+    return str(path)[len(str(root)) + 1 :]
+
+
+@contextmanager
+def compaction_lock(root: Path, wait: bool = True) -> Iterator[bool]:
+    """Hold the capture's compaction lock; yields False (without it) when `wait` is False
+    and another process holds it."""
+    folder = root / catalog.PARQUET_DIR
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / LOCK, "a") as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+        except BlockingIOError:
+            yield False
+            return
+        yield True
+
+
+def _fsync(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _publish(tmp: Path, final: Path) -> None:
+    """Make a written file durable and visible in one step."""
+    _fsync(tmp)
+    os.replace(tmp, final)
+    _fsync(final.parent)
+
+
+def _files_sql(paths: list[str]) -> str:
+    return "[" + ", ".join(catalog.literal(p) for p in paths) + "]"
+
+
+def _kv_sql(meta: dict[str, list[str]]) -> str:
+    pairs = ", ".join(f"{k}: {catalog.literal(json.dumps(v))}" for k, v in meta.items())
+    return f", KV_METADATA {{{pairs}}}" if pairs else ""
+
+
+def copy_to_parquet(con: duckdb.DuckDBPyConnection, select: str, final: Path, meta: dict) -> int:
+    """Write `select` as the Parquet file `final` (atomically); returns its row count."""
+    final.parent.mkdir(parents=True, exist_ok=True)
+    tmp = final.with_name(final.name + ".tmp")
+    try:
+        row = con.execute(
+            f"COPY ({select}) TO {catalog.literal(str(tmp))} "
+            f"(FORMAT parquet, COMPRESSION zstd{_kv_sql(meta)})"
+        ).fetchone()
+        _publish(tmp, final)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return int(row[0]) if row else 0
+
+
+def write_placeholders(con: duckdb.DuckDBPyConnection, root: Path) -> None:
+    """An empty Parquet file with today's columns in every pending folder."""
+    for table in TABLES:
+        path = root / catalog.pending_dir(table) / catalog.PLACEHOLDER
+        if path.exists() and placeholder_columns(con, path) == set(TABLES[table]):
+            continue
+        empty = f"SELECT {catalog.typed(table, ())} WHERE false"
+        copy_to_parquet(con, empty, path, {})
+
+
+def placeholder_columns(con: duckdb.DuckDBPyConnection, path: Path) -> set[str]:
+    """Columns of a Parquet file (empty when it cannot be read)."""
+    try:
+        rows = con.execute(
+            f"DESCRIBE SELECT * FROM read_parquet({catalog.literal(str(path))})"
+        ).fetchall()
+    except duckdb.Error:
+        return set()
+    return {r[0] for r in rows}
+
+
+def pending_columns(con: duckdb.DuckDBPyConnection, root: Path) -> dict[str, set[str]] | None:
+    """Table -> columns of its pending placeholder; None when a placeholder is missing."""
+    out = {}
+    for table in TABLES:
+        path = root / catalog.pending_dir(table) / catalog.PLACEHOLDER
+        if not path.exists():
+            return None
+        out[table] = placeholder_columns(con, path)
+    return out
+
+
+@dataclass
+class Pending:
+    """A table's Parquet files in ``parquet/new/<table>/`` and what their metadata says."""
+
+    files: dict[str, Path] = field(default_factory=dict)  # relative path -> file
+    segments: dict[str, list[str]] = field(default_factory=dict)  # file -> segments it holds
+    replaces: dict[str, list[str]] = field(default_factory=dict)  # file -> files it replaces
+
+    def replaced(self) -> set[str]:
+        return {f for files in self.replaces.values() for f in files}
+
+    def live(self) -> list[str]:
+        """Files whose rows count (not replaced by another)."""
+        gone = self.replaced()
+        return [f for f in self.files if f not in gone]
+
+
+def read_pending(con: duckdb.DuckDBPyConnection, root: Path, table: str) -> Pending:
+    folder = root / catalog.pending_dir(table)
+    found = Pending()
+    if not folder.is_dir():
+        return found
+    for p in sorted(folder.glob("*.parquet")):
+        if p.name != catalog.PLACEHOLDER:
+            found.files[rel(root, p)] = p
+    if not found.files:
+        return found
+    rows = con.execute(
+        "SELECT file_name, decode(key), decode(value) FROM parquet_kv_metadata("
+        f"{_files_sql([str(p) for p in found.files.values()])})"
+    ).fetchall()
+    for name, key, value in rows:
+        target = found.segments if key == catalog.SEGMENTS_KEY else found.replaces
+        if key in (catalog.SEGMENTS_KEY, catalog.REPLACES_KEY):
+            target[rel(root, Path(name))] = json.loads(value)
+    return found
+
+
+def _count_lines(path: Path) -> int:
+    with open(path, "rb") as f:
+        return sum(1 for line in f if line.strip())
+
+
+def _parquet_name(proxy: str, table: str) -> str:
+    return f"{proxy}.{time.time_ns()}.{table}.parquet"
+
+
+def compact_folder(
+    con: duckdb.DuckDBPyConnection, root: Path, proxy_dir: Path, skip: set[str]
+) -> FolderStats:
+    """One proxy folder's finished segment files (minus `skip`, relative paths already
+    compacted) into a pending Parquet file per table; then the segments are deleted."""
+    stats = FolderStats()
+    by_table: dict[str, list[Path]] = {}
+    high = 0
+    done: list[Path] = []  # compacted earlier (a crash came before their deletion) or now
+    for p in sorted(proxy_dir.iterdir()):
+        parsed = parse_segment_name(p.name)
+        if parsed is None:
+            continue
+        high = max(high, parsed[1])
+        if rel(root, p) in skip:
+            done.append(p)
+        else:
+            by_table.setdefault(parsed[0], []).append(p)
+    for table, files in by_table.items():
+        names = [str(p) for p in files]
+        lines = {str(p): _count_lines(p) for p in files}
+        final = root / catalog.pending_dir(table) / _parquet_name(proxy_dir.name, table)
+        select = catalog.segment_rows(table, _files_sql(names))
+        rows = copy_to_parquet(
+            con, select, final, {catalog.SEGMENTS_KEY: [rel(root, p) for p in files]}
+        )
+        stats.rows[table] = stats.rows.get(table, 0) + rows
+        stats.files += len(files)
+        bad: list[Path] = []
+        if rows != sum(lines.values()):  # rare: find the files that had unreadable lines
+            per_file = catalog.segment_rows(table, _files_sql(names), extra="filename AS _f, ")
+            kept = dict.fromkeys(names, 0) | dict(
+                con.execute(f"SELECT _f, count(*) FROM ({per_file}) GROUP BY 1").fetchall()
+            )
+            bad = [p for p in files if kept[str(p)] != lines[str(p)]]
+        for p in bad:
+            dest = root / REJECTED_DIR / proxy_dir.name / p.name
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(p, dest)
+            stats.rejected.append(rel(root, p))  # where it was; now under rejected/
+        done += [p for p in files if p not in bad]
+    if high:
+        write_high_water(proxy_dir, high)  # before deleting: names are never reused
+    for p in done:
+        p.unlink(missing_ok=True)
+    stats.deleted = len(done)
+    return stats
+
+
+def merge_pending(con: duckdb.DuckDBPyConnection, root: Path, proxy: str) -> int:
+    """Merge `proxy`'s pending files of each table once there are MERGE_AT of them.
+    Returns the files merged. Files replaced earlier are deleted first."""
+    merged = 0
+    for table in TABLES:
+        pending = read_pending(con, root, table)
+        _delete_replaced(root, pending)
+        own = [f for f in pending.live() if Path(f).name.startswith(f"{proxy}.")]
+        if len(own) < MERGE_AT:
+            continue
+        segments = sorted({s for f in own for s in pending.segments.get(f, [])})
+        replaces = sorted({*own, *(r for f in own for r in pending.replaces.get(f, []))})
+        files = _files_sql([str(pending.files[f]) for f in own])
+        select = (
+            f"SELECT {catalog.typed(table, TABLES[table])} "
+            f"FROM read_parquet({files}, union_by_name=true)"
+        )
+        final = root / catalog.pending_dir(table) / _parquet_name(proxy, table)
+        meta = {catalog.SEGMENTS_KEY: segments, catalog.REPLACES_KEY: replaces}
+        copy_to_parquet(con, select, final, meta)
+        for f in own:
+            pending.files[f].unlink(missing_ok=True)
+        merged += len(own)
+    return merged
+
+
+def _delete_replaced(root: Path, pending: Pending) -> None:
+    for f in pending.replaced():
+        if f in pending.files:
+            pending.files[f].unlink(missing_ok=True)
+
+
+def fold(con: duckdb.DuckDBPyConnection, root: Path) -> dict[str, int]:
+    """Cache every pending file in the catalog and move it under ``parquet/<table>/``.
+    `con` is the catalog, read-write. Returns rows cached per table."""
+    cached = {f for (f,) in con.execute("SELECT file FROM cached_parquet").fetchall()}
+    plan: dict[str, tuple[Pending, list[str]]] = {}
+    for table in TABLES:
+        pending = read_pending(con, root, table)
+        plan[table] = (pending, [f for f in pending.live() if Path(f).name not in cached])
+    rows: dict[str, int] = {}
+    con.execute("BEGIN")
+    for table, (pending, fresh) in plan.items():
+        if fresh:
+            rows[table] = _cache(con, root, table, fresh, pending.segments)
+    con.execute("COMMIT")
+    for table, (pending, _) in plan.items():
+        # Replaced files go first: once their replacement leaves this folder, nothing
+        # here would say they no longer count.
+        _delete_replaced(root, pending)
+        for f in pending.live():  # fresh ones, and any a crash left after its commit
+            dest = root / catalog.cached_dir(table) / Path(f).name
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            os.replace(pending.files[f], dest)
+        if pending.files:
+            _fsync(root / catalog.pending_dir(table))
+    return rows
+
+
+def _cache(
+    con: duckdb.DuckDBPyConnection,
+    root: Path,
+    table: str,
+    files: list[str],
+    segments: dict[str, list[str]],
+) -> int:
+    """Insert Parquet files' rows into the cache table and register them (in the caller's
+    transaction). `files` are relative paths; they are registered by file name."""
+    (inserted,) = con.execute(
+        f"INSERT INTO {catalog.quote(catalog.compacted(table))} "
+        f"SELECT {catalog.typed(table, TABLES[table])} FROM read_parquet("
+        f"{_files_sql([str(root / f) for f in files])}, union_by_name=true)"
+    ).fetchone() or (0,)
+    counts = dict(
+        con.execute(
+            "SELECT parse_filename(file_name), num_rows FROM parquet_file_metadata("
+            f"{_files_sql([str(root / f) for f in files])})"
+        ).fetchall()
+    )
+    con.executemany(
+        "INSERT OR IGNORE INTO cached_parquet VALUES (?, ?, ?, now())",
+        [(Path(f).name, table, counts.get(Path(f).name, 0)) for f in files],
+    )
+    held = [(s, table) for f in files for s in segments.get(f, [])]
+    if held:
+        con.executemany("INSERT OR IGNORE INTO compacted_segments VALUES (?, ?, 0, now())", held)
+    return int(inserted)
+
+
+def adopt(con: duckdb.DuckDBPyConnection, root: Path) -> dict[str, int]:
+    """Cache files under ``parquet/<table>/`` the catalog does not list (a lost catalog's
+    whole content). `con` is the catalog, read-write, in the caller's transaction."""
+    cached = {f for (f,) in con.execute("SELECT file FROM cached_parquet").fetchall()}
+    rows: dict[str, int] = {}
+    for table in TABLES:
+        folder = root / catalog.cached_dir(table)
+        if not folder.is_dir():
+            continue
+        orphans = [rel(root, p) for p in sorted(folder.glob("*.parquet")) if p.name not in cached]
+        if not orphans:
+            continue
+        kv = con.execute(
+            "SELECT file_name, decode(value) FROM parquet_kv_metadata("
+            f"{_files_sql([str(root / f) for f in orphans])}) "
+            f"WHERE decode(key) = {catalog.literal(catalog.SEGMENTS_KEY)}"
+        ).fetchall()
+        segments = {rel(root, Path(name)): json.loads(value) for name, value in kv}
+        rows[table] = _cache(con, root, table, orphans, segments)
+    return rows
+
+
+def held_segments(con: duckdb.DuckDBPyConnection, root: Path) -> set[str]:
+    """Segment files (relative) that pending Parquet files already hold."""
+    held: set[str] = set()
+    for table in TABLES:
+        pending = read_pending(con, root, table)
+        for f in pending.live():
+            held.update(pending.segments.get(f, []))
+    return held
+
+
+def segment_folders(root: Path) -> list[Path]:
+    """Every proxy's segment folder."""
+    base = root / SEGMENTS_DIR
+    if not base.is_dir():
+        return []
+    return sorted(p for p in base.iterdir() if p.is_dir() and p.name != SCHEMA_DIR)
+
+
+def folder_backlog(folder: Path) -> tuple[int, float]:
+    """(finished segment files in a proxy folder, age in seconds of the oldest)."""
+    ages = []
+    for p in folder.iterdir() if folder.is_dir() else ():
+        if parse_segment_name(p.name) is not None:
+            try:
+                ages.append(time.time() - p.stat().st_mtime)
+            except FileNotFoundError:
+                continue
+    return len(ages), max(ages, default=0.0)
