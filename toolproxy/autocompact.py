@@ -72,6 +72,7 @@ class AutoCompactor:
                 return False
             with duckdb.connect() as con:
                 con.execute("SET TimeZone = 'UTC'")
+                con.execute("SET preserve_insertion_order = false")
                 held = compaction.held_segments(con, self.root)
                 compaction.compact_folder(con, self.root, self.folder, held)
                 compaction.merge_pending(con, self.root, self.proxy_id)

@@ -323,13 +323,18 @@ def _cache(
             f"{_files_sql([str(root / f) for f in files])})"
         ).fetchall()
     )
-    con.executemany(
-        "INSERT OR IGNORE INTO cached_parquet VALUES (?, ?, ?, now())",
-        [(Path(f).name, table, counts.get(Path(f).name, 0)) for f in files],
+    # One statement per list: executemany runs a statement per row (~3 ms each here).
+    names = [Path(f).name for f in files]
+    con.execute(
+        "INSERT OR IGNORE INTO cached_parquet SELECT unnest($names), $table, unnest($rows), now()",
+        {"names": names, "table": table, "rows": [counts.get(n, 0) for n in names]},
     )
-    held = [(s, table) for f in files for s in segments.get(f, [])]
+    held = [s for f in files for s in segments.get(f, [])]
     if held:
-        con.executemany("INSERT OR IGNORE INTO compacted_segments VALUES (?, ?, 0, now())", held)
+        con.execute(
+            "INSERT OR IGNORE INTO compacted_segments SELECT unnest($held), $table, 0, now()",
+            {"held": held, "table": table},
+        )
     return int(inserted)
 
 

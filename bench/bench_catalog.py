@@ -1,0 +1,198 @@
+"""Parquet-backed catalog: reads before vs after on a 1M-exchange capture, compaction cost,
+and a live capture's reads with and without background compaction.
+
+Run: .venv/bin/python bench/bench_catalog.py [--exchanges 1000000] [--live-files 540]
+
+1. Reads on a large compacted capture. "before" is the schema-1 view (cache table UNION ALL
+   segments), rebuilt as temporary views on the same connection; "after" is the stored
+   view (cache table UNION ALL pending Parquet UNION ALL segments). The rows are generated
+   straight into the cache table and its Parquet file (as `compact` leaves them), so the
+   million rows take seconds, not the hour of writing them as segments.
+   Also shown, for the record: the same queries over the Parquet files alone (views with no
+   cache), the design not kept because it was slower.
+2. `compact()` of the same segment files: the old way (insert into the catalog only) vs
+   now (write Parquet, then cache it).
+3. A live capture: `status` over N pending segment files vs the same rows after one
+   background compaction round (pending Parquet), side by side.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import tempfile
+import time
+from collections.abc import Callable
+from contextlib import closing
+from pathlib import Path
+from typing import Any
+
+from bench_store import exchange_row  # type: ignore[import-not-found]
+
+from toolproxy import catalog, compaction, store
+from toolproxy.autocompact import AutoCompactor
+from toolproxy.segments import TABLES, SegmentWriter
+
+QUERIES: dict[str, str | None] = {
+    "sessions, newest 50": "SELECT * FROM sessions ORDER BY last_seen DESC LIMIT 50",
+    "count per model, tokens": "SELECT coalesce(model_returned, model_requested), count(*), "
+    "sum(input_tokens), avg(latency_ms) FROM exchanges GROUP BY 1",
+    "time range": "SELECT min(started_at), max(started_at) FROM exchanges",
+    "one exchange by id": "SELECT * FROM exchanges WHERE exchange_id = 'ex-777'",
+}
+
+
+def median_s(fn: Callable[[], Any], repeat: int = 3) -> float:
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def line(label: str, a: float, b: float, a_name: str, b_name: str) -> None:
+    print(f"{label:<30} {a_name} {a * 1e3:9.1f} ms   {b_name} {b * 1e3:9.1f} ms   {a / b:6.2f}x")
+
+
+def generate(cap: Path, n: int) -> None:
+    """n exchanges (1 in 3 with a tool call) in the cache tables and their Parquet files."""
+    values = {
+        "exchange_id": "'ex-' || i",
+        "proxy_id": "'bench'",
+        "session_id": "'s-' || (i // 7)",
+        "session_source": "'new'",
+        "started_at": "TIMESTAMPTZ '2026-01-01' + to_seconds(i)",
+        "ended_at": "TIMESTAMPTZ '2026-01-01' + to_seconds(i) + INTERVAL 1 SECOND",
+        "latency_ms": "(i % 1000)::DOUBLE",
+        "method": "'POST'",
+        "path": "'/v1/chat/completions'",
+        "wire_format": "'openai_chat'",
+        "status_code": "CASE WHEN i % 50 = 0 THEN 500 ELSE 200 END",
+        "parse_status": "'ok'",
+        "model_requested": "'model-' || (i % 3)",
+        "request_body": "repeat('x', 800)",
+        "response_body": "repeat('y', 300)",
+        "input_tokens": "i % 100",
+        "output_tokens": "i % 10",
+    }
+    calls = {
+        "exchange_id": "'ex-' || (i * 3)",
+        "session_id": "'s-' || (i * 3 // 7)",
+        "started_at": "TIMESTAMPTZ '2026-01-01' + to_seconds(i * 3)",
+        "index": "0",
+        "call_id": "'c' || i",
+        "name": "'tool_' || (i % 20)",
+        "arguments_raw": "'{}'",
+    }
+    with closing(store.open_capture(cap, read_only=False)) as con:
+        for table, spec, rows in (("exchanges", values, n), ("tool_calls", calls, n // 3)):
+            cols = ", ".join(
+                f"CAST({spec.get(c, 'NULL')} AS {t}) AS {catalog.quote(c)}"
+                for c, t in TABLES[table].items()
+            )
+            select = f"SELECT {cols} FROM range({rows}) r(i)"
+            final = cap / catalog.cached_dir(table) / f"bench.{table}.parquet"
+            compaction.copy_to_parquet(con, select, final, {})
+            con.execute(
+                f"INSERT INTO {catalog.quote(catalog.compacted(table))} "
+                f"SELECT * FROM read_parquet('{final}')"
+            )
+            con.execute(
+                "INSERT INTO cached_parquet VALUES (?, ?, ?, now())", [final.name, table, rows]
+            )
+        con.execute("CHECKPOINT")
+
+
+def views_of(con: Any, cap: Path, variant: str) -> None:
+    """Shadow the stored views with the `variant` ones on this connection."""
+    if variant == "after":
+        return  # the stored views
+    if variant == "before":  # schema 1: cache table UNION ALL segments
+        have: dict[str, set[str]] = {}
+        for t, c in con.execute(catalog.COMPACTED_COLUMNS).fetchall():
+            have.setdefault(t, set()).add(c)
+        for s in catalog.view_ddl(cap, have, temp=True, pending=None):
+            con.execute(s)
+        return
+    for t in ("exchanges", "tool_calls"):  # "parquet only": the files, no cache
+        glob = f"{cap}/{catalog.cached_dir(t)}/*.parquet"
+        con.execute(f"CREATE OR REPLACE TEMP VIEW {t} AS SELECT * FROM read_parquet('{glob}')")
+    ddl = catalog.view_ddl(cap, {}, temp=True, pending=None)
+    con.execute(next(s for s in ddl if " sessions AS" in s))
+
+
+def reads(cap: Path) -> None:
+    timings: dict[str, dict[str, float]] = {}
+    for variant in ("before", "after", "parquet only"):
+        with closing(store.open_capture(cap)) as con:
+            views_of(con, cap, variant)
+            timings[variant] = {
+                label: median_s(lambda sql=sql: con.execute(sql).fetchall(), 9)  # type: ignore[misc]
+                for label, sql in QUERIES.items()
+                if sql is not None
+            }
+    print("\n1. reads on the compacted capture (query on an open connection, median of 3)")
+    for label in timings["after"]:
+        line(label, timings["before"][label], timings["after"][label], "before", "after ")
+    status = median_s(lambda: store.summary(cap)) * 1e3
+    print(f"{'status (open + all counts)':<30} after  {status:9.1f} ms")
+    print("\n   the design not kept: views over the Parquet files alone, no cache table")
+    for label in timings["after"]:
+        line(label, timings["parquet only"][label], timings["after"][label], "parquet only", "kept")
+
+
+def compaction_cost(tmp: Path, files: int) -> None:
+    old, new = store.init_capture(tmp / "old"), store.init_capture(tmp / "new")
+    for cap in (old, new):
+        writer = SegmentWriter(cap, "p1", sync=False)
+        for i in range(files):
+            writer.write({"exchanges": [exchange_row(i * 5 + j) for j in range(5)]})
+    names = [str(p) for p in (old / "segments" / "p1").glob("exchanges.*.jsonl")]
+    t0 = time.perf_counter()
+    with closing(store.open_capture(old, read_only=False)) as con:
+        con.execute("SET preserve_insertion_order = false")
+        con.execute(
+            f"INSERT INTO exchanges_compacted {catalog.segment_rows('exchanges', '$files')}",
+            {"files": names},
+        )
+        con.execute("CHECKPOINT")
+    before = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    store.compact(new)
+    after = time.perf_counter() - t0
+    print(f"\n2. compaction of {files} segment files x 5 exchanges")
+    line("compact()", before, after, "catalog only", "parquet+cache")
+
+
+def live(tmp: Path, files: int) -> None:
+    cap = store.init_capture(tmp / "live")
+    writer = SegmentWriter(cap, "p1", sync=False)
+    for i in range(files):
+        writer.write({"exchanges": [exchange_row(i * 3 + j) for j in range(3)]})
+    pending = median_s(lambda: store.summary(cap))
+    AutoCompactor(cap, "p1").run_once(force=True)
+    writer.write({"exchanges": [exchange_row(10**7)]})  # a fresh flush after the round
+    compacted = median_s(lambda: store.summary(cap))
+    print(f"\n3. a live capture: status with {files} pending segment files")
+    line("status", pending, compacted, "segments", "after a background round")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--exchanges", type=int, default=1_000_000)
+    parser.add_argument("--live-files", type=int, default=540)
+    parser.add_argument("--compact-files", type=int, default=1000)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        cap = store.init_capture(Path(tmp) / "big")
+        t0 = time.perf_counter()
+        generate(cap, args.exchanges)
+        print(f"generated {args.exchanges} exchanges in {time.perf_counter() - t0:.1f} s")
+        reads(cap)
+        compaction_cost(Path(tmp), args.compact_files)
+        live(Path(tmp), args.live_files)
+
+
+if __name__ == "__main__":
+    main()
