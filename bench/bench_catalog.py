@@ -29,11 +29,12 @@ from typing import Any
 
 from bench_store import exchange_row  # type: ignore[import-not-found]
 
-from toolproxy import catalog, compaction, store
-from toolproxy.autocompact import AutoCompactor
-from toolproxy.segments import TABLES, SegmentWriter
+from toolproxy import catalog, store
+from toolproxy.segments import TABLES, SegmentWriter, segment_glob
+from toolproxy.store import compaction
+from toolproxy.store.autocompact import AutoCompactor
 
-QUERIES: dict[str, str | None] = {
+QUERIES: dict[str, str] = {
     "sessions, newest 50": "SELECT * FROM sessions ORDER BY last_seen DESC LIMIT 50",
     "count per model, tokens": "SELECT coalesce(model_returned, model_requested), count(*), "
     "sum(input_tokens), avg(latency_ms) FROM exchanges GROUP BY 1",
@@ -115,24 +116,37 @@ def views_of(con: Any, cap: Path, variant: str) -> None:
         for s in catalog.view_ddl(cap, have, temp=True, pending=None):
             con.execute(s)
         return
-    for t in ("exchanges", "tool_calls"):  # "parquet only": the files, no cache
+    for t in ("exchanges", "tool_calls"):  # "parquet only": the files and segments, no cache
         glob = f"{cap}/{catalog.cached_dir(t)}/*.parquet"
-        con.execute(f"CREATE OR REPLACE TEMP VIEW {t} AS SELECT * FROM read_parquet('{glob}')")
+        live = catalog.segment_rows(t, catalog.literal(f"{cap}/{segment_glob(t)}"))
+        con.execute(
+            f"CREATE OR REPLACE TEMP VIEW {t} AS SELECT {catalog.typed(t, TABLES[t])} "
+            f"FROM read_parquet('{glob}') UNION ALL {live} AND filename NOT IN "
+            f"(SELECT '{cap}/' || file FROM compacted_segments)"
+        )
     ddl = catalog.view_ddl(cap, {}, temp=True, pending=None)
     con.execute(next(s for s in ddl if " sessions AS" in s))
 
 
-def reads(cap: Path) -> None:
-    timings: dict[str, dict[str, float]] = {}
-    for variant in ("before", "after", "parquet only"):
-        with closing(store.open_capture(cap)) as con:
-            views_of(con, cap, variant)
-            timings[variant] = {
-                label: median_s(lambda sql=sql: con.execute(sql).fetchall(), 9)  # type: ignore[misc]
-                for label, sql in QUERIES.items()
-                if sql is not None
-            }
-    print("\n1. reads on the compacted capture (query on an open connection, median of 3)")
+def reads(cap: Path, repeat: int = 15) -> None:
+    variants = ("before", "after", "parquet only")
+    cons = {v: store.open_capture(cap) for v in variants}
+    for variant, con in cons.items():
+        views_of(con, cap, variant)
+    timings: dict[str, dict[str, float]] = {v: {} for v in variants}
+    for label, sql in QUERIES.items():
+        assert sql is not None
+        samples: dict[str, list[float]] = {v: [] for v in variants}
+        for _ in range(repeat):  # interleaved, so drift on a shared machine hits all alike
+            for variant, con in cons.items():
+                t0 = time.perf_counter()
+                con.execute(sql).fetchall()
+                samples[variant].append(time.perf_counter() - t0)
+        for variant in variants:
+            timings[variant][label] = statistics.median(samples[variant])
+    for con in cons.values():
+        con.close()
+    print(f"\n1. reads on the compacted capture (open connection, median of {repeat}, interleaved)")
     for label in timings["after"]:
         line(label, timings["before"][label], timings["after"][label], "before", "after ")
     status = median_s(lambda: store.summary(cap)) * 1e3

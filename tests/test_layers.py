@@ -62,18 +62,18 @@ def test_core_module_imports_no_sdk(module):
     assert out.stdout.strip() == "", f"{module} pulled in {out.stdout.strip()}"
 
 
-def test_only_the_store_imports_duckdb_and_only_the_addon_mitmproxy():
+def test_only_the_store_package_imports_duckdb_and_only_the_addon_mitmproxy():
     from pathlib import Path
 
     root = Path(__file__).resolve().parent.parent / "toolproxy"
     for sdk, allowed in (
-        ("duckdb", {"store.py"}),
+        ("duckdb", {"store/__init__.py", "store/compaction.py", "store/autocompact.py"}),
         ("mitmproxy", {"addon.py"}),
         ("mcp", {"mcpclient.py"}),
         ("openai", {"demo.py", "llm.py", "client.py"}),
     ):
         users = {
-            p.name
+            p.name if sdk != "duckdb" else str(p.relative_to(root))
             for p in root.rglob("*.py")
             if any(
                 line.startswith((f"import {sdk}", f"from {sdk}"))

@@ -149,3 +149,11 @@ def test_bytes_that_are_not_utf8_are_scrubbed_before_they_are_stored():
     r.redact_headers([("authorization", "Bearer sk-echoed-123456789")])
     data = b"\xff\xfe auth=Bearer sk-echoed-123456789 \x80"
     assert r.redact_bytes(data) == b"\xff\xfe auth=[REDACTED] \x80"
+
+
+def test_a_secret_written_with_json_escapes_is_scrubbed_too():
+    r = Redactor()
+    r.redact_headers([("Authorization", 'Bearer sk-a/b"c-0123456789')])
+    echoed = '{"error": "bad key sk-a\\/b\\"c-0123456789"}'  # "/" and '"' escaped
+    assert r.mentions_secret(echoed)
+    assert "0123456789" not in r.redact_body(echoed)

@@ -134,6 +134,12 @@ class Recorder:
                 next_flush = time.monotonic() + self.flush_interval
         self._add(self._run_row("stop"))
         self._flush()
+        lost = len(self._pending.get("exchanges", []))
+        if lost:
+            self._log(
+                f"toolproxy: {lost} exchanges could not be written before stopping "
+                "(see the write error above); they are not in the capture"
+            )
 
     def _take(self, item: RawExchange | Rows) -> None:
         if isinstance(item, dict):

@@ -91,11 +91,14 @@ class Redactor:
 
     def _remember(self, value: str) -> None:
         # "Bearer sk-..." also leaks as the bare key, so remember the parts too; and each in
-        # its URL-encoded spellings, the way it stands in a URL or a form body.
+        # its URL-encoded spellings (a URL, a form body) and JSON-escaped ones (a raw body).
         for item in (value.strip(), *value.split()):
             if len(item) < MIN_SCRUB_LEN:
                 continue
-            for spelling in dict.fromkeys((item, quote(item, safe=""), quote_plus(item))):
+            escaped = json.dumps(item)[1:-1]  # as it stands inside a JSON string
+            spellings = (item, quote(item, safe=""), quote_plus(item), escaped)
+            # JSON may also escape "/" (PHP and Java encoders do): `sk\/...`
+            for spelling in dict.fromkeys((*spellings, escaped.replace("/", "\\/"))):
                 self.found.pop(spelling, None)
                 self.found[spelling] = None
         while len(self.found) > MAX_REMEMBERED:

@@ -105,7 +105,7 @@ def run_worker(inp: IO[bytes]) -> None:
     recorder.start()
     compactor = None
     if config.auto_compact:
-        from toolproxy.autocompact import AutoCompactor
+        from toolproxy.store.autocompact import AutoCompactor
 
         compactor = AutoCompactor(config.capture_dir, config.proxy_id, log=_stderr)
         compactor.start()

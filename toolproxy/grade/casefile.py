@@ -164,7 +164,11 @@ def cases_node(text: str) -> yaml.Node | None:
 
 
 def _read_yaml(path: Path, text: str, issues: list[Issue]) -> list[Located]:
-    loader = _Loader(text)
+    try:
+        loader = _Loader(text)
+    except yaml.YAMLError as e:  # the reader refuses control characters before parsing
+        issues.append(Issue(file=str(path), line=None, message=f"not valid YAML: {e}"))
+        return []
     try:
         node = loader.get_single_node()
         data = loader.construct_document(node) if node is not None else None

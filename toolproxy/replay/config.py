@@ -172,7 +172,11 @@ def _raw_issues(file: str, node: yaml.Node, data: dict[str, Any]) -> list[Issue]
 
 
 def _compose(path: Path, text: str) -> tuple[yaml.Node | None, Any]:
-    loader = _Loader(text)
+    try:
+        loader = _Loader(text)
+    except yaml.YAMLError as e:  # the reader refuses control characters before parsing
+        issue = Issue(file=str(path), line=None, message=f"not valid YAML: {e}")
+        raise ConfigError(f"{path}: not a valid replay config:", [issue]) from None
     try:
         node = loader.get_single_node()
         return node, loader.construct_document(node) if node is not None else None

@@ -7,9 +7,10 @@ from pathlib import Path
 import duckdb
 
 from tests.test_store import exchange_rows
-from toolproxy import compaction, store
+from toolproxy import store
 from toolproxy.catalog import cached_dir, pending_dir
 from toolproxy.segments import TABLES, SegmentWriter, list_segments
+from toolproxy.store import compaction
 
 
 def counts(cap: Path) -> dict[str, int]:

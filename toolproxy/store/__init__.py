@@ -38,7 +38,7 @@ from typing import Any, TextIO
 
 import duckdb
 
-from toolproxy import catalog, compaction
+from toolproxy import catalog
 from toolproxy.errors import UserError
 from toolproxy.segments import (
     SCHEMA_DIR,
@@ -46,6 +46,7 @@ from toolproxy.segments import (
     TABLES,
     list_segments,
 )
+from toolproxy.store import compaction
 
 CATALOG = "capture.duckdb"
 BUSY_TIMEOUT_S = 5.0
@@ -473,7 +474,7 @@ def export_jsonl(path: Path | str, table: str, out: Path | TextIO) -> int:
     json_cols = [c for c, t in TABLES[table].items() if t == "JSON"]
     with closing(open_capture(path)) as con, _text_out(out) as f:
         order = "at" if table == "proxy_runs" else "started_at"
-        cur = con.execute(f"SELECT * FROM {catalog.quote(table)} ORDER BY {order}")
+        cur = con.execute(f"SELECT * FROM {catalog.quote(table)} ORDER BY {catalog.quote(order)}")
         names = [d[0] for d in cur.description or []]
         count = 0
         while chunk := cur.fetchmany(1000):

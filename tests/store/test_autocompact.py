@@ -1,10 +1,11 @@
 from pathlib import Path
 
 from tests.test_store import exchange_rows
-from toolproxy import compaction, store
-from toolproxy.autocompact import AutoCompactor
+from toolproxy import store
 from toolproxy.catalog import pending_dir
 from toolproxy.segments import SegmentWriter, list_segments
+from toolproxy.store import compaction
+from toolproxy.store.autocompact import AutoCompactor
 
 
 def pending_files(cap: Path, table: str = "exchanges") -> list[Path]:

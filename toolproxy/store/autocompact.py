@@ -15,8 +15,8 @@ from pathlib import Path
 
 import duckdb
 
-from toolproxy import compaction
 from toolproxy.segments import SEGMENTS_DIR
+from toolproxy.store import compaction
 
 EVERY_S = 5.0
 MIN_FILES = 32
