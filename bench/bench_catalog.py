@@ -3,9 +3,10 @@ and a live capture's reads with and without background compaction.
 
 Run: .venv/bin/python bench/bench_catalog.py [--exchanges 1000000] [--live-files 540]
 
-1. Reads on a large compacted capture. "before" is the schema-1 view (cache table UNION ALL
-   segments), rebuilt as temporary views on the same connection; "after" is the stored
-   view (cache table UNION ALL pending Parquet UNION ALL segments). The rows are generated
+1. Reads on a large compacted capture. "before" is the release before Parquet's view (its
+   SQL frozen here), as temporary views; "after" is the stored view once compacted with no
+   proxy running ("lean": cache table UNION ALL segments); "live" adds the pending-Parquet
+   part the views have while a proxy records and compacts in the background. The rows are generated
    straight into the cache table and its Parquet file (as `compact` leaves them), so the
    million rows take seconds, not the hour of writing them as segments.
    Also shown, for the record: the same queries over the Parquet files alone (views with no
@@ -19,6 +20,7 @@ Run: .venv/bin/python bench/bench_catalog.py [--exchanges 1000000] [--live-files
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
 import tempfile
 import time
@@ -30,7 +32,7 @@ from typing import Any
 from bench_store import exchange_row  # type: ignore[import-not-found]
 
 from toolproxy import catalog, store
-from toolproxy.segments import TABLES, SegmentWriter, segment_glob
+from toolproxy.segments import KEY_COLUMNS, MAX_LINE_BYTES, TABLES, SegmentWriter, segment_glob
 from toolproxy.store import compaction
 from toolproxy.store.autocompact import AutoCompactor
 
@@ -105,16 +107,47 @@ def generate(cap: Path, n: int) -> None:
         con.execute("CHECKPOINT")
 
 
+def schema1_view(cap: Path, table: str, present: set[str]) -> str:
+    """A table's view exactly as the release before Parquet wrote it (frozen here, so the
+    comparison is with what users ran, not with today's SQL minus a part)."""
+    q, lit = catalog.quote, catalog.literal
+    cols = TABLES[table]
+    old = ", ".join(
+        f"CAST({q(c) if c in present else 'NULL'} AS {t}) AS {q(c)}" for c, t in cols.items()
+    )
+    fields = ", ".join(f"r.{q(c)} AS {q(c)}" for c in cols)
+    glob = lit(f"{cap}/{segment_glob(table)}")
+    live = (
+        f"SELECT {fields} FROM (SELECT from_json(json, {lit(json.dumps(cols))}) AS r, "
+        f"filename FROM read_ndjson_objects({glob}, filename=true, ignore_errors=true, "
+        f"hive_partitioning=false, maximum_object_size={MAX_LINE_BYTES})) "
+        f"WHERE r.{q(KEY_COLUMNS[table])} IS NOT NULL"
+    )
+    return (
+        f"CREATE OR REPLACE TEMP VIEW {q(table)} AS SELECT {old} FROM "
+        f"{q(catalog.compacted(table))} UNION ALL {live} AND filename NOT IN "
+        f"(SELECT {lit(f'{cap}/')} || file FROM compacted_segments)"
+    )
+
+
 def views_of(con: Any, cap: Path, variant: str) -> None:
     """Shadow the stored views with the `variant` ones on this connection."""
     if variant == "after":
-        return  # the stored views
+        return  # the stored views: lean once compacted with no proxy running
+    if variant == "live":  # while recording: the pending-Parquet part too
+        have_types: dict[str, dict[str, str]] = {}
+        for t, c, kind in con.execute(catalog.COMPACTED_COLUMNS).fetchall():
+            have_types.setdefault(t, {})[c] = kind
+        pending = compaction.pending_columns(con, cap)
+        for s in catalog.view_ddl(cap, have_types, temp=True, pending=pending):
+            con.execute(s)
+        return
     if variant == "before":  # schema 1: cache table UNION ALL segments
         have: dict[str, set[str]] = {}
-        for t, c in con.execute(catalog.COMPACTED_COLUMNS).fetchall():
+        for t, c, _ in con.execute(catalog.COMPACTED_COLUMNS).fetchall():
             have.setdefault(t, set()).add(c)
-        for s in catalog.view_ddl(cap, have, temp=True, pending=None):
-            con.execute(s)
+        for table in TABLES:
+            con.execute(schema1_view(cap, table, have.get(catalog.compacted(table), set())))
         return
     for t in ("exchanges", "tool_calls"):  # "parquet only": the files and segments, no cache
         glob = f"{cap}/{catalog.cached_dir(t)}/*.parquet"
@@ -129,7 +162,7 @@ def views_of(con: Any, cap: Path, variant: str) -> None:
 
 
 def reads(cap: Path, repeat: int = 15) -> None:
-    variants = ("before", "after", "parquet only")
+    variants = ("before", "after", "live", "parquet only")
     cons = {v: store.open_capture(cap) for v in variants}
     for variant, con in cons.items():
         views_of(con, cap, variant)
@@ -149,6 +182,9 @@ def reads(cap: Path, repeat: int = 15) -> None:
     print(f"\n1. reads on the compacted capture (open connection, median of {repeat}, interleaved)")
     for label in timings["after"]:
         line(label, timings["before"][label], timings["after"][label], "before", "after ")
+    print("   while a proxy records (views that also read pending Parquet files):")
+    for label in timings["after"]:
+        line(label, timings["before"][label], timings["live"][label], "before", "live  ")
     status = median_s(lambda: store.summary(cap)) * 1e3
     print(f"{'status (open + all counts)':<30} after  {status:9.1f} ms")
     print("\n   the design not kept: views over the Parquet files alone, no cache table")
@@ -180,7 +216,7 @@ def compaction_cost(tmp: Path, files: int) -> None:
 
 
 def live(tmp: Path, files: int) -> None:
-    cap = store.init_capture(tmp / "live")
+    cap = store.init_capture(tmp / "live", live=True)  # as a recording proxy leaves it
     writer = SegmentWriter(cap, "p1", sync=False)
     for i in range(files):
         writer.write({"exchanges": [exchange_row(i * 3 + j) for j in range(3)]})

@@ -200,7 +200,7 @@ class ToolproxyCapture:
         opts = ctx.options
         try:
             capture.mkdir(parents=True, exist_ok=True)
-            init_capture(capture)
+            init_capture(capture, live=opts.toolproxy_auto_compact)
         except Exception as exc:  # noqa: BLE001 - readers can create the catalog later
             log.warning(f"toolproxy: could not initialise catalog in {capture}: {exc}")
         if self.recorder is not None:

@@ -62,10 +62,12 @@ BOOKKEEPING = [
 ]
 
 COMPACTED_COLUMNS = (
-    "SELECT table_name, column_name FROM duckdb_columns() "
+    "SELECT table_name, column_name, data_type FROM duckdb_columns() "
     "WHERE database_name = current_database() AND ends_with(table_name, '_compacted')"
 )
-"""(table, column) of every compacted table as it is now."""
+"""(table, column, type) of every compacted table as it is now."""
+# How DuckDB spells a type back (duckdb_columns, DESCRIBE) when it differs from TABLES.
+_SPELLED = {"TIMESTAMPTZ": "TIMESTAMP WITH TIME ZONE"}
 
 
 def quote(name: str) -> str:
@@ -110,9 +112,9 @@ def segment_rows(table: str, source: str, extra: str = "") -> str:
     is not a JSON object (or lacks the key column) is dropped: never an error.
     """
     cols = TABLES[table]
-    fields = ", ".join(f"r.{quote(c)} AS {quote(c)}" for c in cols)
+    # unnest(r) rather than r."a", r."b", ...: the same columns, ~2 ms less planning a view
     return (
-        f"SELECT {extra}{fields} FROM (SELECT from_json(json, {literal(json.dumps(cols))}) AS r, "
+        f"SELECT {extra}unnest(r) FROM (SELECT from_json(json, {literal(json.dumps(cols))}) AS r, "
         f"filename FROM read_ndjson_objects({source}, filename=true, ignore_errors=true, "
         f"hive_partitioning=false, maximum_object_size={MAX_LINE_BYTES})) "
         f"WHERE r.{quote(KEY_COLUMNS[table])} IS NOT NULL"
@@ -127,6 +129,20 @@ def typed(table: str, present: Collection[str]) -> str:
     )
 
 
+def as_stored(table: str, present: Mapping[str, str]) -> str:
+    """Every column of ``table`` from a source whose columns and types are ``present``:
+    as is when the type matches (cheaper to plan), cast when it differs, NULL when absent."""
+    out = []
+    for c, t in TABLES[table].items():
+        if c not in present:
+            out.append(f"CAST(NULL AS {t}) AS {quote(c)}")
+        elif present[c] in (t, _SPELLED.get(t)):
+            out.append(quote(c))
+        else:
+            out.append(f"CAST({quote(c)} AS {t}) AS {quote(c)}")
+    return ", ".join(out)
+
+
 def kv_files(root: Path, table: str, key: str) -> str:
     """SELECT of the absolute paths a pending Parquet file of ``table`` lists under ``key``."""
     glob = literal(f"{root}/{pending_dir(table)}/*.parquet")
@@ -136,11 +152,11 @@ def kv_files(root: Path, table: str, key: str) -> str:
     )
 
 
-def pending_rows(root: Path, table: str, present: Collection[str]) -> str:
+def pending_rows(root: Path, table: str, present: Mapping[str, str]) -> str:
     """SELECT of a table's rows in pending Parquet files (``present``: their columns)."""
     glob = literal(f"{root}/{pending_dir(table)}/*.parquet")
     return (
-        f"SELECT {typed(table, present)} FROM read_parquet({glob}, filename=true, "
+        f"SELECT {as_stored(table, present)} FROM read_parquet({glob}, filename=true, "
         f"union_by_name=true) WHERE filename NOT IN ({kv_files(root, table, REPLACES_KEY)}) "
         "AND parse_filename(filename) NOT IN (SELECT file FROM cached_parquet)"
     )
@@ -148,20 +164,20 @@ def pending_rows(root: Path, table: str, present: Collection[str]) -> str:
 
 def view_ddl(
     root: Path,
-    have: Mapping[str, Collection[str]],
+    have: Mapping[str, Mapping[str, str]],
     temp: bool = False,
-    pending: Mapping[str, Collection[str]] | None = None,
+    pending: Mapping[str, Mapping[str, str]] | None = None,
 ) -> list[str]:
     """Statements (re)creating every view for a capture at ``root``.
 
-    ``have`` maps each compacted table to its current columns, ``pending`` each table to
-    the columns of its pending Parquet placeholder: columns the records gained since read
-    as NULL. ``temp`` views shadow the stored ones on one connection only.
+    ``have`` maps each compacted table to its current columns and their types,
+    ``pending`` each table to those of its pending Parquet placeholder: columns the records
+    gained since read as NULL. ``temp`` views shadow the stored ones on one connection only.
     """
     create = f"CREATE OR REPLACE {'TEMP ' if temp else ''}VIEW"
     statements = []
     for table in TABLES:
-        old = typed(table, have.get(compacted(table), ()))
+        old = as_stored(table, have.get(compacted(table), {}))
         live = segment_rows(table, literal(f"{root}/{segment_glob(table)}"))
         fresh = (
             f"UNION ALL {pending_rows(root, table, pending[table])} "

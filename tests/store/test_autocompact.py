@@ -1,3 +1,4 @@
+from contextlib import closing
 from pathlib import Path
 
 from tests.test_store import exchange_rows
@@ -6,6 +7,12 @@ from toolproxy.catalog import pending_dir
 from toolproxy.segments import SegmentWriter, list_segments
 from toolproxy.store import compaction
 from toolproxy.store.autocompact import AutoCompactor
+
+
+def duckdb_catalog(cap: Path):
+    import duckdb
+
+    return closing(duckdb.connect(str(cap / "capture.duckdb")))
 
 
 def pending_files(cap: Path, table: str = "exchanges") -> list[Path]:
@@ -17,7 +24,7 @@ def count(cap: Path) -> int:
 
 
 def test_compacts_only_when_due_and_readers_see_every_row_once(tmp_path):
-    cap = store.init_capture(tmp_path / "cap")
+    cap = store.init_capture(tmp_path / "cap", live=True)
     writer = SegmentWriter(cap, "p1")
     auto = AutoCompactor(cap, "p1", min_files=25, max_age_s=3600)  # 10 files a write
     writer.write(exchange_rows(2, prefix="a"))
@@ -33,7 +40,7 @@ def test_compacts_only_when_due_and_readers_see_every_row_once(tmp_path):
 
 
 def test_many_small_pending_files_are_merged(tmp_path):
-    cap = store.init_capture(tmp_path / "cap")
+    cap = store.init_capture(tmp_path / "cap", live=True)
     writer = SegmentWriter(cap, "p1")
     auto = AutoCompactor(cap, "p1")
     for i in range(compaction.MERGE_AT):
@@ -44,8 +51,50 @@ def test_many_small_pending_files_are_merged(tmp_path):
 
 
 def test_skips_a_round_while_another_process_compacts(tmp_path):
-    cap = store.init_capture(tmp_path / "cap")
+    cap = store.init_capture(tmp_path / "cap", live=True)
     SegmentWriter(cap, "p1").write(exchange_rows(2))
     with compaction.compaction_lock(cap):
         assert AutoCompactor(cap, "p1").run_once(force=True) is False
     assert AutoCompactor(cap, "p1").run_once(force=True) is True
+
+
+def views(cap: Path) -> str:
+    return dict(store.query(cap, "SELECT key, value FROM meta")[1])["views"]
+
+
+def test_views_are_live_while_recording_and_lean_after_the_last_compaction(tmp_path):
+    cap = store.init_capture(tmp_path / "cap")
+    assert views(cap) == "lean"
+    writer = SegmentWriter(cap, "p1")
+    writer.write(exchange_rows(2, prefix="a"))
+    # Lean views do not read pending files: the compactor waits for live ones.
+    assert AutoCompactor(cap, "p1").run_once(force=True) is False
+    store.init_capture(cap, live=True)  # what a recording proxy's addon does
+    assert views(cap) == "live"
+    assert AutoCompactor(cap, "p1").run_once(force=True) is True
+    assert count(cap) == 2
+    store.compact(cap)  # nothing pending, no proxy running: lean again
+    assert views(cap) == "lean" and count(cap) == 2
+    assert AutoCompactor(cap, "p1").run_once(force=True) is False
+
+
+def test_a_running_proxy_keeps_the_views_live(tmp_path):
+    import os
+    import socket
+
+    cap = store.init_capture(tmp_path / "cap", live=True)
+    alive = f"{socket.gethostname()}-{os.getpid()}-abc"
+    run = {"proxy_id": alive, "pid": os.getpid(), "event": "start", "at": "2026-01-01T00:00:00Z"}
+    SegmentWriter(cap, alive).write({"proxy_runs": [run]})
+    store.compact(cap)
+    assert views(cap) == "live"
+
+
+def test_pending_files_under_lean_views_are_never_invisible(tmp_path):
+    cap = store.init_capture(tmp_path / "cap", live=True)
+    SegmentWriter(cap, "p1").write(exchange_rows(2))
+    assert AutoCompactor(cap, "p1").run_once(force=True) is True
+    (cap / compaction.LIVE_MARKER).unlink()
+    with duckdb_catalog(cap) as con:  # as an older release would have left it
+        con.execute("UPDATE meta SET value = 'lean' WHERE key = 'views'")
+    assert count(cap) == 2

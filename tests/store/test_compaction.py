@@ -22,7 +22,7 @@ def parquet(cap: Path, folder: str) -> list[Path]:
 
 
 def seeded(tmp_path: Path, batches: int = 3) -> Path:
-    cap = store.init_capture(tmp_path / "cap")
+    cap = store.init_capture(tmp_path / "cap", live=True)
     writer = SegmentWriter(cap, "p1")
     for i in range(batches):
         writer.write(exchange_rows(2, prefix=f"b{i}-"))
@@ -73,7 +73,7 @@ def test_crash_after_fold_commit_before_files_moved(tmp_path):
 
 
 def test_crash_after_merge_before_replaced_files_deleted(tmp_path):
-    cap = store.init_capture(tmp_path / "cap")
+    cap = store.init_capture(tmp_path / "cap", live=True)
     writer = SegmentWriter(cap, "p1")
     kept = tmp_path / "kept"
     kept.mkdir()

@@ -29,6 +29,7 @@ import errno
 import fcntl
 import json
 import os
+import socket
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import closing, contextmanager
@@ -162,7 +163,8 @@ def _meta(con: duckdb.DuckDBPyConnection) -> dict[str, str] | None:
         raise NotACapture("the DuckDB file has no toolproxy meta table") from None
 
 
-def _is_current(meta: dict[str, str] | None, root: Path) -> bool:
+def _is_current(meta: dict[str, str] | None, root: Path, live: bool = False) -> bool:
+    """Whether the catalog needs no migration (and, with `live`, has live views)."""
     if meta is None:
         return False
     version = int(meta.get("schema_version", 0))
@@ -172,7 +174,14 @@ def _is_current(meta: dict[str, str] | None, root: Path) -> bool:
         version == catalog.SCHEMA_VERSION
         and meta.get("columns_hash") == catalog.columns_hash()
         and meta.get("capture_dir") == str(root)
+        and (not live or meta.get("views") == "live")
     )
+
+
+def _live_wanted(root: Path) -> bool:
+    """Views must read pending Parquet files: a background compactor may write them (the
+    marker is there) or some are there."""
+    return (root / compaction.LIVE_MARKER).exists() or compaction.has_pending(root)
 
 
 def _ensure_placeholders(root: Path) -> None:
@@ -187,11 +196,13 @@ def _ensure_placeholders(root: Path) -> None:
         pass  # a read-only copy of a capture: its placeholders are there or it has segments
 
 
-def _create_views(con: duckdb.DuckDBPyConnection, root: Path, temp: bool) -> None:
-    have: dict[str, set[str]] = {}
-    for table, column in con.execute(catalog.COMPACTED_COLUMNS).fetchall():
-        have.setdefault(table, set()).add(column)
-    pending = compaction.pending_columns(con, root)
+def _create_views(con: duckdb.DuckDBPyConnection, root: Path, temp: bool, live: bool) -> None:
+    """Views over the cache, the segments and, when `live`, the pending Parquet files
+    (the lean views, without that part, plan a few ms faster per query)."""
+    have: dict[str, dict[str, str]] = {}
+    for table, column, kind in con.execute(catalog.COMPACTED_COLUMNS).fetchall():
+        have.setdefault(table, {})[column] = kind
+    pending = compaction.pending_columns(con, root) if live else None
     for statement in catalog.view_ddl(root, have, temp, pending):
         con.execute(statement)
 
@@ -208,9 +219,13 @@ def _back_legacy_rows(con: duckdb.DuckDBPyConnection, root: Path) -> None:
         con.execute("INSERT INTO cached_parquet VALUES (?, ?, ?, now())", [final.name, table, rows])
 
 
-def _migrate(con: duckdb.DuckDBPyConnection, root: Path, meta: dict[str, str] | None) -> None:
+def _migrate(
+    con: duckdb.DuckDBPyConnection, root: Path, meta: dict[str, str] | None, live: bool = False
+) -> None:
     """Bring a read-write catalog to the current schema and location, in one transaction;
-    Parquet files it does not list yet (a lost catalog's rows) are cached in it."""
+    Parquet files it does not list yet (a lost catalog's rows) are cached in it. The views
+    are live when asked, or when they must be (`_live_wanted`)."""
+    live = live or _live_wanted(root)
     compaction.write_placeholders(con, root)
     con.execute("BEGIN")
     for statement in catalog.table_ddl():
@@ -218,22 +233,30 @@ def _migrate(con: duckdb.DuckDBPyConnection, root: Path, meta: dict[str, str] | 
     if meta is not None and int(meta.get("schema_version", 0)) < 2:
         _back_legacy_rows(con, root)
     compaction.adopt(con, root)
-    _create_views(con, root, temp=False)
+    _create_views(con, root, temp=False, live=live)
     con.executemany(
         "INSERT OR REPLACE INTO meta VALUES (?, ?)",
         [
             ("schema_version", str(catalog.SCHEMA_VERSION)),
             ("columns_hash", catalog.columns_hash()),
             ("capture_dir", str(root)),
+            ("views", "live" if live else "lean"),
         ],
     )
     con.execute("COMMIT")
+    if live:  # after the commit: a compactor may write pending files once views read them
+        (root / compaction.LIVE_MARKER).parent.mkdir(parents=True, exist_ok=True)
+        (root / compaction.LIVE_MARKER).touch()
 
 
-def init_capture(path: Path | str, busy_timeout_s: float = BUSY_TIMEOUT_S) -> Path:
+def init_capture(
+    path: Path | str, busy_timeout_s: float = BUSY_TIMEOUT_S, live: bool = False
+) -> Path:
     """Create (or bring up to date) the capture directory and catalog; returns its path.
 
-    Idempotent and safe when several processes call it at once (they serialise on
+    `live`: a recording proxy that compacts in the background is about to start, so the
+    views must read pending Parquet files (``compact`` makes them lean again when no proxy
+    runs). Idempotent and safe when several processes call it at once (they serialise on
     ``<capture>/.init.lock``); a read-only check when the capture is already current.
     """
     root = _root_of(path)
@@ -255,15 +278,16 @@ def init_capture(path: Path | str, busy_timeout_s: float = BUSY_TIMEOUT_S) -> Pa
             db.unlink()  # a creator was killed before DuckDB wrote its header
         if db.exists():
             try:
-                with closing(_connect(root, True, busy_timeout_s)) as con:
-                    if _is_current(_meta(con), root):
+                con, meta = _open_checked(root, True, busy_timeout_s)
+                with closing(con):
+                    if _is_current(meta, root, live or compaction.has_pending(root)):
                         return root
             except CatalogDamaged:
                 _set_aside(root)
         with closing(_connect(root, False, busy_timeout_s)) as con:
             meta = _meta(con)
             _is_current(meta, root)  # refuses a newer schema or a foreign database
-            _migrate(con, root, meta)
+            _migrate(con, root, meta, live)
     return root
 
 
@@ -313,6 +337,25 @@ def repair(path: Path | str, rebuild: bool = False) -> dict[str, Any]:
     }
 
 
+def _open_checked(
+    root: Path, read_only: bool, busy_timeout_s: float
+) -> tuple[duckdb.DuckDBPyConnection, dict[str, str] | None]:
+    """A connection and the meta table; a catalog DuckDB cannot read is `CatalogDamaged`
+    (the damage may show when opening or only at the first read)."""
+    con = _connect(root, read_only, busy_timeout_s)
+    try:
+        return con, _meta(con)
+    except duckdb.IOException as e:
+        con.close()
+        raise CatalogDamaged(
+            f"{root / CATALOG} is damaged ({e}); `toolproxy repair -c {root}` rebuilds it "
+            "from the Parquet and segment files"
+        ) from e
+    except BaseException:
+        con.close()
+        raise
+
+
 def open_capture(
     path: Path | str, read_only: bool = True, busy_timeout_s: float = BUSY_TIMEOUT_S
 ) -> duckdb.DuckDBPyConnection:
@@ -323,17 +366,18 @@ def open_capture(
     root = _existing_root(path)
     _ensure_placeholders(root)
     try:
-        con = _connect(root, read_only, busy_timeout_s)
+        con, meta = _open_checked(root, read_only, busy_timeout_s)
     except CatalogDamaged:
         if not os.access(root, os.W_OK):
             raise
         repair(root)
-        con = _connect(root, read_only, busy_timeout_s)
+        con, meta = _open_checked(root, read_only, busy_timeout_s)
     try:
-        meta = _meta(con)
         if meta is None:
             raise NotACapture(f"{root / CATALOG} was never initialised; run init_capture")
-        if _is_current(meta, root):
+        # Pending files with lean views (a compactor of an older release, a lost marker)
+        # would be invisible: such a catalog is not current either.
+        if _is_current(meta, root, live=compaction.has_pending(root)):
             return con
         if not read_only:
             _migrate(con, root, meta)
@@ -343,7 +387,7 @@ def open_capture(
             init_capture(root, busy_timeout_s=0)
         except (CaptureBusy, OSError):  # someone is reading, or the directory is read-only
             con = _connect(root, True, busy_timeout_s)
-            _create_views(con, root, temp=True)
+            _create_views(con, root, temp=True, live=_live_wanted(root))
             return con
         return _connect(root, True, busy_timeout_s)
     except BaseException:
@@ -374,6 +418,8 @@ def compact(path: Path | str, busy_timeout_s: float = BUSY_TIMEOUT_S) -> Compact
             for table, n in stats.rows.items():
                 total.rows[table] = total.rows.get(table, 0) + n
         compaction.fold(con, root)
+        if not compaction.has_pending(root) and not _running_proxies(con):
+            _go_lean(con, root)
         con.execute("CHECKPOINT")
         stale = [
             p
@@ -389,6 +435,37 @@ def compact(path: Path | str, busy_timeout_s: float = BUSY_TIMEOUT_S) -> Compact
         rejected=total.rejected,
         tmp_removed=len(stale),
     )
+
+
+def _running_proxies(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """Proxies whose last word was not 'stop' and that may still run: on another host, or
+    here with their process alive."""
+    host = socket.gethostname()
+    running = []
+    for proxy_id, pid in con.execute(
+        "SELECT proxy_id, pid FROM proxy_runs_latest WHERE event <> 'stop'"
+    ).fetchall():
+        if not proxy_id.startswith(f"{host}-"):
+            running.append(proxy_id)
+            continue
+        try:
+            os.kill(int(pid), 0)
+        except (OSError, TypeError, ValueError):
+            continue
+        running.append(proxy_id)
+    return running
+
+
+def _go_lean(con: duckdb.DuckDBPyConnection, root: Path) -> None:
+    """Views without the pending-Parquet part, once nothing is pending and nobody records.
+    Called with the compaction lock held, so no compactor writes meanwhile."""
+    if (_meta(con) or {}).get("views") != "live":
+        return
+    con.execute("BEGIN")
+    _create_views(con, root, temp=False, live=False)
+    con.execute("INSERT OR REPLACE INTO meta VALUES ('views', 'lean')")
+    con.execute("COMMIT")
+    (root / compaction.LIVE_MARKER).unlink(missing_ok=True)
 
 
 def query(

@@ -4,7 +4,8 @@ A recording proxy's worker runs one `AutoCompactor`: every few seconds it looks 
 segment folder and, once it holds `min_files` finished files or the oldest is `max_age_s`
 old, compacts them into a pending Parquet file (``compaction.compact_folder``) and merges
 its small pending files. It never opens the catalog, so readers and the proxy never wait
-for it; it skips a round when another process holds the compaction lock.
+for it; it skips a round when another process holds the compaction lock, or when the
+catalog's views are lean (no ``parquet/new/.live`` marker: see ``store.init_capture``).
 """
 
 from __future__ import annotations
@@ -68,8 +69,8 @@ class AutoCompactor:
         if not files or (not force and files < self.min_files and age < self.max_age_s):
             return False
         with compaction.compaction_lock(self.root, wait=False) as got:
-            if not got:
-                return False
+            if not got or not (self.root / compaction.LIVE_MARKER).exists():
+                return False  # busy, or the views do not read pending files now
             with duckdb.connect() as con:
                 con.execute("SET TimeZone = 'UTC'")
                 con.execute("SET preserve_insertion_order = false")

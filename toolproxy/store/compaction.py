@@ -42,6 +42,9 @@ from toolproxy.segments import (
 )
 
 LOCK = ".compact.lock"
+# Present while the catalog's views read pending Parquet files (`store`); a background
+# compactor writes pending files only then, so no row is ever out of every view.
+LIVE_MARKER = f"{catalog.PARQUET_DIR}/{catalog.PENDING_DIR}/.live"
 MERGE_AT = 8  # pending files of one proxy and table before they are merged into one
 REJECTED_DIR = "rejected"
 
@@ -120,24 +123,24 @@ def write_placeholders(con: duckdb.DuckDBPyConnection, root: Path) -> None:
     """An empty Parquet file with today's columns in every pending folder."""
     for table in TABLES:
         path = root / catalog.pending_dir(table) / catalog.PLACEHOLDER
-        if path.exists() and placeholder_columns(con, path) == set(TABLES[table]):
+        if path.exists() and set(placeholder_columns(con, path)) == set(TABLES[table]):
             continue
         empty = f"SELECT {catalog.typed(table, ())} WHERE false"
         copy_to_parquet(con, empty, path, {})
 
 
-def placeholder_columns(con: duckdb.DuckDBPyConnection, path: Path) -> set[str]:
-    """Columns of a Parquet file (empty when it cannot be read)."""
+def placeholder_columns(con: duckdb.DuckDBPyConnection, path: Path) -> dict[str, str]:
+    """Columns of a Parquet file and their types (empty when it cannot be read)."""
     try:
         rows = con.execute(
             f"DESCRIBE SELECT * FROM read_parquet({catalog.literal(str(path))})"
         ).fetchall()
     except duckdb.Error:
-        return set()
-    return {r[0] for r in rows}
+        return {}
+    return {r[0]: r[1] for r in rows}
 
 
-def pending_columns(con: duckdb.DuckDBPyConnection, root: Path) -> dict[str, set[str]] | None:
+def pending_columns(con: duckdb.DuckDBPyConnection, root: Path) -> dict[str, dict[str, str]] | None:
     """Table -> columns of its pending placeholder; None when a placeholder is missing."""
     out = {}
     for table in TABLES:
@@ -358,6 +361,12 @@ def adopt(con: duckdb.DuckDBPyConnection, root: Path) -> dict[str, int]:
         segments = {rel(root, Path(name)): json.loads(value) for name, value in kv}
         rows[table] = _cache(con, root, table, orphans, segments)
     return rows
+
+
+def has_pending(root: Path) -> bool:
+    """Whether any pending Parquet file (not a placeholder) exists."""
+    base = root / catalog.PARQUET_DIR / catalog.PENDING_DIR
+    return any(p.name != catalog.PLACEHOLDER for p in base.glob("*/*.parquet"))
 
 
 def held_segments(con: duckdb.DuckDBPyConnection, root: Path) -> set[str]:
