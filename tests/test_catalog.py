@@ -28,10 +28,10 @@ def placeholders(root: Path) -> None:
         (schema / f"{table}.0000000000.jsonl").touch()
 
 
-def have(con: duckdb.DuckDBPyConnection) -> dict[str, set[str]]:
-    found: dict[str, set[str]] = {}
-    for table, column in con.execute(catalog.COMPACTED_COLUMNS).fetchall():
-        found.setdefault(table, set()).add(column)
+def have(con: duckdb.DuckDBPyConnection) -> dict[str, dict[str, str]]:
+    found: dict[str, dict[str, str]] = {}
+    for table, column, kind in con.execute(catalog.COMPACTED_COLUMNS).fetchall():
+        found.setdefault(table, {})[column] = kind
     return found
 
 
@@ -116,3 +116,15 @@ def test_temp_views_read_missing_columns_as_null(
         "SELECT view_name FROM duckdb_views() WHERE temporary AND NOT internal"
     ).fetchall()
     assert {v for (v,) in temporary} == set(TABLES) | set(catalog.DERIVED_VIEWS)
+
+
+def test_columns_are_taken_as_stored_when_their_type_matches() -> None:
+    present = {
+        "exchange_id": "VARCHAR",
+        "started_at": "TIMESTAMP WITH TIME ZONE",
+        "port": "INTEGER",
+    }
+    sql = catalog.as_stored("exchanges", present)
+    assert '"exchange_id", ' in sql and '"started_at", ' in sql  # same type: as is
+    assert 'CAST("port" AS BIGINT) AS "port"' in sql  # another type: cast
+    assert 'CAST(NULL AS VARCHAR) AS "proxy_id"' in sql  # absent: NULL of its type
