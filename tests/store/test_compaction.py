@@ -136,3 +136,25 @@ def test_rows_of_a_schema_1_catalog_are_written_to_parquet(tmp_path):
     assert parquet(cap, cached_dir("exchanges"))
     (cap / "capture.duckdb").unlink()
     assert counts(cap) == expected()
+
+
+def test_merges_stay_within_a_size_tier(tmp_path):
+    import os
+
+    cap = store.init_capture(tmp_path / "cap", live=True)
+    writer = SegmentWriter(cap, "p1")
+    folder = cap / "segments" / "p1"
+    with duckdb.connect() as con:
+        big = os.urandom(1_000_000).hex()  # does not compress: a file past the first tier
+        writer.write({"exchanges": exchange_rows(1, prefix="big", request_body=big)["exchanges"]})
+        compaction.compact_folder(con, cap, folder, set())
+        for i in range(compaction.MERGE_AT - 1):
+            writer.write({"exchanges": exchange_rows(1, prefix=f"s{i}")["exchanges"]})
+            compaction.compact_folder(con, cap, folder, set())
+        # eight files, but one is big: the small seven wait for an eighth of their size
+        assert compaction.merge_pending(con, cap, "p1") == 0
+        writer.write({"exchanges": exchange_rows(1, prefix="s-last")["exchanges"]})
+        compaction.compact_folder(con, cap, folder, set())
+        assert compaction.merge_pending(con, cap, "p1") == compaction.MERGE_AT
+    assert len(parquet(cap, pending_dir("exchanges"))) == 2
+    assert counts(cap)["exchanges"] == compaction.MERGE_AT + 1

@@ -74,6 +74,7 @@ class AutoCompactor:
             with duckdb.connect() as con:
                 con.execute("SET TimeZone = 'UTC'")
                 con.execute("SET preserve_insertion_order = false")
+                con.execute("SET threads = 1")  # a core stays free for the proxy
                 held = compaction.held_segments(con, self.root)
                 compaction.compact_folder(con, self.root, self.folder, held)
                 compaction.merge_pending(con, self.root, self.proxy_id)

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import fcntl
 import json
+import math
 import os
 import time
 from collections.abc import Iterator
@@ -247,30 +248,56 @@ def compact_folder(
     return stats
 
 
+def _tier(path: Path) -> int:
+    """Size class of a file: 0 up to 512 KiB, then one per factor of MERGE_AT. Only files
+    of one tier are merged, so a row is rewritten about log(rows) times, not once per
+    round (a recording of hours would otherwise rewrite its whole backlog again and again)."""
+    size = max(path.stat().st_size, 1)
+    return max(0, int(math.log(size / (64 * 1024), MERGE_AT)))
+
+
 def merge_pending(con: duckdb.DuckDBPyConnection, root: Path, proxy: str) -> int:
-    """Merge `proxy`'s pending files of each table once there are MERGE_AT of them.
+    """Merge `proxy`'s pending files of each table, MERGE_AT of a size tier at a time.
     Returns the files merged. Files replaced earlier are deleted first."""
     merged = 0
     for table in TABLES:
         pending = read_pending(con, root, table)
         _delete_replaced(root, pending)
-        own = [f for f in pending.live() if Path(f).name.startswith(f"{proxy}.")]
-        if len(own) < MERGE_AT:
-            continue
-        segments = sorted({s for f in own for s in pending.segments.get(f, [])})
-        replaces = sorted({*own, *(r for f in own for r in pending.replaces.get(f, []))})
-        files = _files_sql([str(pending.files[f]) for f in own])
-        select = (
-            f"SELECT {catalog.typed(table, TABLES[table])} "
-            f"FROM read_parquet({files}, union_by_name=true)"
-        )
-        final = root / catalog.pending_dir(table) / _parquet_name(proxy, table)
-        meta = {catalog.SEGMENTS_KEY: segments, catalog.REPLACES_KEY: replaces}
-        copy_to_parquet(con, select, final, meta)
-        for f in own:
-            pending.files[f].unlink(missing_ok=True)
-        merged += len(own)
+        tiers: dict[int, list[str]] = {}
+        for f in pending.live():
+            if Path(f).name.startswith(f"{proxy}."):
+                tiers.setdefault(_tier(pending.files[f]), []).append(f)
+        for own in tiers.values():
+            if len(own) >= MERGE_AT:
+                merged += _merge(con, root, proxy, table, pending, own)
     return merged
+
+
+def _merge(
+    con: duckdb.DuckDBPyConnection,
+    root: Path,
+    proxy: str,
+    table: str,
+    pending: Pending,
+    own: list[str],
+) -> int:
+    """One merged file for `own`; its metadata names only what may still exist on disk
+    (segments of a crash window, files replaced but not yet deleted), so it stays small."""
+    held = {s for f in own for s in pending.segments.get(f, [])}
+    segments = sorted(s for s in held if (root / s).exists())
+    earlier = {r for f in own for r in pending.replaces.get(f, [])}
+    replaces = sorted({*own, *(r for r in earlier if (root / r).exists())})
+    files = _files_sql([str(pending.files[f]) for f in own])
+    select = (
+        f"SELECT {catalog.typed(table, TABLES[table])} "
+        f"FROM read_parquet({files}, union_by_name=true)"
+    )
+    final = root / catalog.pending_dir(table) / _parquet_name(proxy, table)
+    meta = {catalog.SEGMENTS_KEY: segments, catalog.REPLACES_KEY: replaces}
+    copy_to_parquet(con, select, final, meta)
+    for f in own:
+        pending.files[f].unlink(missing_ok=True)
+    return len(own)
 
 
 def _delete_replaced(root: Path, pending: Pending) -> None:
