@@ -24,12 +24,11 @@ import json
 import statistics
 import tempfile
 import time
-from collections.abc import Callable
 from contextlib import closing
 from pathlib import Path
 from typing import Any
 
-from bench_store import exchange_row  # type: ignore[import-not-found]
+from bench_store import exchange_row, timed  # type: ignore[import-not-found]
 
 from toolproxy import catalog, store
 from toolproxy.segments import KEY_COLUMNS, MAX_LINE_BYTES, TABLES, SegmentWriter, segment_glob
@@ -43,15 +42,6 @@ QUERIES: dict[str, str] = {
     "time range": "SELECT min(started_at), max(started_at) FROM exchanges",
     "one exchange by id": "SELECT * FROM exchanges WHERE exchange_id = 'ex-777'",
 }
-
-
-def median_s(fn: Callable[[], Any], repeat: int = 3) -> float:
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
 
 
 def line(label: str, a: float, b: float, a_name: str, b_name: str) -> None:
@@ -185,7 +175,7 @@ def reads(cap: Path, repeat: int = 15) -> None:
     print("   while a proxy records (views that also read pending Parquet files):")
     for label in timings["after"]:
         line(label, timings["before"][label], timings["live"][label], "before", "live  ")
-    status = median_s(lambda: store.summary(cap)) * 1e3
+    status = timed(lambda: store.summary(cap)) * 1e3
     print(f"{'status (open + all counts)':<30} after  {status:9.1f} ms")
     print("\n   the design not kept: views over the Parquet files alone, no cache table")
     for label in timings["after"]:
@@ -220,10 +210,10 @@ def live(tmp: Path, files: int) -> None:
     writer = SegmentWriter(cap, "p1", sync=False)
     for i in range(files):
         writer.write({"exchanges": [exchange_row(i * 3 + j) for j in range(3)]})
-    pending = median_s(lambda: store.summary(cap))
+    pending = timed(lambda: store.summary(cap))
     AutoCompactor(cap, "p1").run_once(force=True)
     writer.write({"exchanges": [exchange_row(10**7)]})  # a fresh flush after the round
-    compacted = median_s(lambda: store.summary(cap))
+    compacted = timed(lambda: store.summary(cap))
     print(f"\n3. a live capture: status with {files} pending segment files")
     line("status", pending, compacted, "segments", "after a background round")
 

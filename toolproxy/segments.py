@@ -228,7 +228,8 @@ def encode_row(row: Mapping[str, Any], max_bytes: int = MAX_LINE_BYTES) -> bytes
     return data
 
 
-def _fsync_dir(path: Path) -> None:
+def fsync_path(path: Path) -> None:
+    """fsync a file or a folder (a folder: so a rename in it is durable)."""
     fd = os.open(path, os.O_RDONLY)
     try:
         os.fsync(fd)
@@ -286,7 +287,7 @@ class SegmentWriter:
         for tmp, final in staged:
             os.rename(tmp, final)
         if self.sync:
-            _fsync_dir(self.dir)
+            fsync_path(self.dir)
         return [final for _, final in staged]
 
     def _stage(self, table: str, rows: Sequence[Mapping[str, Any]]) -> Path:

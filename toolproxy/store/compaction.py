@@ -38,6 +38,7 @@ from toolproxy.segments import (
     SCHEMA_DIR,
     SEGMENTS_DIR,
     TABLES,
+    fsync_path,
     parse_segment_name,
     write_high_water,
 )
@@ -80,19 +81,11 @@ def compaction_lock(root: Path, wait: bool = True) -> Iterator[bool]:
         yield True
 
 
-def _fsync(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
 def _publish(tmp: Path, final: Path) -> None:
     """Make a written file durable and visible in one step."""
-    _fsync(tmp)
+    fsync_path(tmp)
     os.replace(tmp, final)
-    _fsync(final.parent)
+    fsync_path(final.parent)
 
 
 def _files_sql(paths: list[str]) -> str:
@@ -329,7 +322,7 @@ def fold(con: duckdb.DuckDBPyConnection, root: Path) -> dict[str, int]:
             dest.parent.mkdir(parents=True, exist_ok=True)
             os.replace(pending.files[f], dest)
         if pending.files:
-            _fsync(root / catalog.pending_dir(table))
+            fsync_path(root / catalog.pending_dir(table))
     return rows
 
 
