@@ -242,6 +242,8 @@ class ToolproxyCapture:
             state = _FlowState(ctx.options.toolproxy_max_body)
             flow.metadata[META] = state
             self._inflight[flow.id] = flow
+            if len(self._inflight) > MAX_PENDING_FAILURES:  # a flow no hook ever ended
+                self._inflight.pop(next(iter(self._inflight)))
             if not flow.request.stream:
                 flow.request.stream = state.request_tap
         except Exception as exc:  # noqa: BLE001
