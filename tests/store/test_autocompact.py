@@ -31,10 +31,15 @@ def test_compacts_only_when_due_and_readers_see_every_row_once(tmp_path):
     assert auto.run_once() is False  # one file, young: not due
     writer.write(exchange_rows(2, prefix="b"))
     writer.write(exchange_rows(2, prefix="c"))
+    listed = list_segments(cap)["exchanges"]  # what a reader's glob found just before
     assert auto.run_once() is True
-    assert not list_segments(cap)["exchanges"] and len(pending_files(cap)) == 1
+    assert len(pending_files(cap)) == 1 and count(cap) == 6  # held by Parquet, none twice
+    # The round's segments stay until the next round: that reader can still open them.
+    assert all(p.exists() for p in listed)
     writer.write(exchange_rows(2, prefix="d"))
     assert count(cap) == 8  # pending Parquet + live segment, none twice
+    assert auto.run_once(force=True) is True
+    assert not any(p.exists() for p in listed) and count(cap) == 8
     store.compact(cap)
     assert count(cap) == 8 and not pending_files(cap)
 
@@ -46,8 +51,13 @@ def test_many_small_pending_files_are_merged(tmp_path):
     for i in range(compaction.MERGE_AT):
         writer.write(exchange_rows(2, prefix=f"r{i}-"))
         auto.run_once(force=True)
-    assert len(pending_files(cap)) == 1
-    assert count(cap) == 2 * compaction.MERGE_AT
+        assert count(cap) == 2 * (i + 1)
+    # The merged inputs stay one more round (replaced: skipped by the views).
+    assert len(pending_files(cap)) == compaction.MERGE_AT + 1
+    writer.write(exchange_rows(2, prefix="last-"))
+    auto.run_once(force=True)
+    assert len(pending_files(cap)) == 2  # the merged file and this round's
+    assert count(cap) == 2 * compaction.MERGE_AT + 2
 
 
 def test_skips_a_round_while_another_process_compacts(tmp_path):

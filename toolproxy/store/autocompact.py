@@ -76,7 +76,8 @@ class AutoCompactor:
                 con.execute("SET preserve_insertion_order = false")
                 con.execute("SET threads = 1")  # a core stays free for the proxy
                 held = compaction.held_segments(con, self.root)
-                compaction.compact_folder(con, self.root, self.folder, held)
-                compaction.merge_pending(con, self.root, self.proxy_id)
+                # Deferred deletion: a reader that listed files a moment ago still finds them.
+                compaction.compact_folder(con, self.root, self.folder, held, defer=True)
+                compaction.merge_pending(con, self.root, self.proxy_id, defer=True)
         self.rounds += 1
         return True

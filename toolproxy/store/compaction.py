@@ -193,14 +193,22 @@ def _parquet_name(proxy: str, table: str) -> str:
 
 
 def compact_folder(
-    con: duckdb.DuckDBPyConnection, root: Path, proxy_dir: Path, skip: set[str]
+    con: duckdb.DuckDBPyConnection,
+    root: Path,
+    proxy_dir: Path,
+    skip: set[str],
+    defer: bool = False,
 ) -> FolderStats:
     """One proxy folder's finished segment files (minus `skip`, relative paths already
-    compacted) into a pending Parquet file per table; then the segments are deleted."""
+    compacted) into a pending Parquet file per table; then the segments are deleted.
+
+    `defer` (background rounds, readers may be running): this round's segments stay until
+    the next round, so a query that listed them a moment ago can still open them; the
+    views already skip them (the pending file names them)."""
     stats = FolderStats()
     by_table: dict[str, list[Path]] = {}
     high = 0
-    done: list[Path] = []  # compacted earlier (a crash came before their deletion) or now
+    done: list[Path] = []  # compacted earlier (a crash, or a deferred round) or now
     for p in sorted(proxy_dir.iterdir()):
         parsed = parse_segment_name(p.name)
         if parsed is None:
@@ -232,7 +240,8 @@ def compact_folder(
             dest.parent.mkdir(parents=True, exist_ok=True)
             os.replace(p, dest)
             stats.rejected.append(rel(root, p))  # where it was; now under rejected/
-        done += [p for p in files if p not in bad]
+        if not defer:
+            done += [p for p in files if p not in bad]
     if high:
         write_high_water(proxy_dir, high)  # before deleting: names are never reused
     for p in done:
@@ -249,9 +258,12 @@ def _tier(path: Path) -> int:
     return max(0, int(math.log(size / (64 * 1024), MERGE_AT)))
 
 
-def merge_pending(con: duckdb.DuckDBPyConnection, root: Path, proxy: str) -> int:
+def merge_pending(
+    con: duckdb.DuckDBPyConnection, root: Path, proxy: str, defer: bool = False
+) -> int:
     """Merge `proxy`'s pending files of each table, MERGE_AT of a size tier at a time.
-    Returns the files merged. Files replaced earlier are deleted first."""
+    Returns the files merged. Files replaced earlier are deleted first; with `defer`, the
+    files merged now stay (skipped by the views) until the next call."""
     merged = 0
     for table in TABLES:
         pending = read_pending(con, root, table)
@@ -262,7 +274,7 @@ def merge_pending(con: duckdb.DuckDBPyConnection, root: Path, proxy: str) -> int
                 tiers.setdefault(_tier(pending.files[f]), []).append(f)
         for own in tiers.values():
             if len(own) >= MERGE_AT:
-                merged += _merge(con, root, proxy, table, pending, own)
+                merged += _merge(con, root, proxy, table, pending, own, defer)
     return merged
 
 
@@ -273,6 +285,7 @@ def _merge(
     table: str,
     pending: Pending,
     own: list[str],
+    defer: bool,
 ) -> int:
     """One merged file for `own`; its metadata names only what may still exist on disk
     (segments of a crash window, files replaced but not yet deleted), so it stays small."""
@@ -288,8 +301,9 @@ def _merge(
     final = root / catalog.pending_dir(table) / _parquet_name(proxy, table)
     meta = {catalog.SEGMENTS_KEY: segments, catalog.REPLACES_KEY: replaces}
     copy_to_parquet(con, select, final, meta)
-    for f in own:
-        pending.files[f].unlink(missing_ok=True)
+    if not defer:
+        for f in own:
+            pending.files[f].unlink(missing_ok=True)
     return len(own)
 
 
