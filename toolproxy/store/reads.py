@@ -1,0 +1,128 @@
+"""Reading a capture: SQL over its views, its summary, its tables as JSON lines."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from contextlib import closing, contextmanager
+from pathlib import Path
+from typing import Any, TextIO
+
+import duckdb
+
+from toolproxy import catalog
+from toolproxy.segments import (
+    TABLES,
+    list_segments,
+)
+from toolproxy.store.catalogdb import (
+    QueryError,
+    _existing_root,
+    _rel,
+    _scalar,
+    open_capture,
+)
+
+
+def query(
+    path: Path | str, sql: str, params: list[Any] | dict[str, Any] | None = None
+) -> tuple[list[str], list[tuple[Any, ...]]]:
+    """Run one SQL statement on a read-only connection: (column names, rows).
+
+    DuckDB's errors come back as ``QueryError`` with DuckDB's message.
+    """
+    with closing(open_capture(path)) as con:
+        try:
+            cur = con.execute(sql, params)
+            names = [d[0] for d in cur.description or []]
+            return names, cur.fetchall()
+        except duckdb.Error as e:
+            raise QueryError(str(e)) from e
+
+
+def query_many(
+    path: Path | str, statements: Sequence[tuple[str, list[Any] | dict[str, Any] | None]]
+) -> list[tuple[list[str], list[tuple[Any, ...]]]]:
+    """`query` for several statements on one read-only connection (one open, not many)."""
+    with closing(open_capture(path)) as con:
+        out = []
+        for sql, params in statements:
+            try:
+                cur = con.execute(sql, params)
+            except duckdb.Error as e:
+                raise QueryError(str(e)) from e
+            out.append(([d[0] for d in cur.description or []], cur.fetchall()))
+        return out
+
+
+def _dicts(cur: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
+    names = [d[0] for d in cur.description or []]
+    return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
+
+
+def summary(path: Path | str) -> dict[str, Any]:
+    """Counts per table, pending segment files, sessions, time range and proxies."""
+    root = _existing_root(path)
+    with closing(open_capture(root)) as con:
+        counts = {t: _scalar(con, f"SELECT count(*) FROM {catalog.quote(t)}") for t in TABLES}
+        done = {f for (f,) in con.execute("SELECT file FROM compacted_segments").fetchall()}
+        first, last = con.execute(
+            "SELECT min(started_at), max(coalesce(ended_at, started_at)) FROM exchanges"
+        ).fetchone() or (None, None)
+        return {
+            "capture": str(root),
+            "tables": counts,
+            "segments_pending": sum(
+                _rel(root, p) not in done for files in list_segments(root).values() for p in files
+            ),
+            "sessions": _scalar(con, "SELECT count(*) FROM sessions"),
+            "first": first,
+            "last": last,
+            "proxies": _dicts(con.execute('SELECT * FROM proxy_runs_latest ORDER BY "at"')),
+            "warnings": [
+                f"proxy {proxy}: its recorder worker died at {at}; recording went on "
+                f"in-process, and up to {window} s of exchanges the worker held were lost"
+                for proxy, at, window in con.execute(
+                    'SELECT proxy_id, min("at"), max(flush_interval_s) FROM proxy_runs '
+                    "WHERE event = 'fallback' GROUP BY 1 ORDER BY 2"
+                ).fetchall()
+            ],
+        }
+
+
+def list_sessions(path: Path | str, limit: int = 50) -> tuple[list[str], list[tuple[Any, ...]]]:
+    """The most recently active sessions first: (column names, rows of ``sessions``)."""
+    return query(path, "SELECT * FROM sessions ORDER BY last_seen DESC LIMIT ?", [limit])
+
+
+def export_jsonl(path: Path | str, table: str, out: Path | TextIO) -> int:
+    """Write a table's rows as JSON lines (nested JSON kept nested); returns the count."""
+    if table not in TABLES:
+        raise ValueError(f"unknown table {table!r}; one of {sorted(TABLES)}")
+    json_cols = [c for c, t in TABLES[table].items() if t == "JSON"]
+    with closing(open_capture(path)) as con, _text_out(out) as f:
+        order = "at" if table == "proxy_runs" else "started_at"
+        cur = con.execute(f"SELECT * FROM {catalog.quote(table)} ORDER BY {catalog.quote(order)}")
+        names = [d[0] for d in cur.description or []]
+        count = 0
+        while chunk := cur.fetchmany(1000):
+            for values in chunk:
+                row = dict(zip(names, values, strict=True))
+                for c in json_cols:
+                    row[c] = None if row[c] is None else json.loads(row[c])
+                f.write(json.dumps(row, ensure_ascii=False, default=_iso) + "\n")
+            count += len(chunk)
+        return count
+
+
+def _iso(value: Any) -> str:
+    return value.isoformat()
+
+
+@contextmanager
+def _text_out(out: Path | TextIO) -> Iterator[TextIO]:
+    if isinstance(out, Path):
+        with open(out, "w", encoding="utf-8") as f:
+            yield f
+    else:
+        yield out
