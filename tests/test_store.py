@@ -595,3 +595,16 @@ def test_query_many_answers_each_statement_on_one_connection(tmp_path):
     assert (a_names, a_rows, b_names, b_rows) == (["x"], [(1,)], ["n"], [(0,)])
     with pytest.raises(store.QueryError, match="nope"):
         store.query_many(capture, [("SELECT 1", None), ("SELECT * FROM nope", None)])
+
+
+def test_compact_stats_say_what_happened_in_words() -> None:
+    assert store.CompactStats().summary() == "nothing to compact"
+    stats = store.CompactStats(
+        files=3,
+        rows={"tool_calls": 2, "exchanges": 4, "grades": 0},
+        rejected=["segments/p1/exchanges.0000000001.jsonl"],
+    )
+    assert stats.summary() == (
+        "compacted 3 segment files (exchanges 4, tool_calls 2); "
+        "1 with unreadable lines kept under rejected/"
+    )

@@ -98,7 +98,7 @@ def _compact_quietly(capture: Path) -> None:
         print(f"toolproxy: capture left uncompacted ({exc}); run `toolproxy compact` later")
         return
     if stats.files:
-        print(f"toolproxy: compacted {stats.files} segment files ({sum(stats.rows.values())} rows)")
+        print(f"toolproxy: {stats.summary()}")
 
 
 def cmd_status(args: argparse.Namespace) -> int:
@@ -155,7 +155,7 @@ def cmd_compact(args: argparse.Namespace) -> int:
     """Compact segment files into Parquet files and cache them in the catalog."""
     from toolproxy import store
 
-    print(store.compact(args.capture))
+    print(f"toolproxy: {store.compact(args.capture).summary()}")
     return 0
 
 

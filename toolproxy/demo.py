@@ -205,7 +205,7 @@ def run_demo(capture: Path, out: Callable[[str], None] = print) -> int:
         with RunningProxy(spec) as proxy:
             run_agents(proxy.url)
     stats = store.compact(capture)
-    out(f"capture: {capture}  ({stats})\n")
+    out(f"capture: {capture}  ({stats.summary()})\n")
     out("sessions:")
     out(format_table(*store.list_sessions(capture, 20)))
     out("\ntool calls:")

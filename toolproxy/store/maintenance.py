@@ -52,6 +52,17 @@ class CompactStats:
     rejected: list[str] = field(default_factory=list)  # files with unreadable lines
     tmp_removed: int = 0  # stale .tmp files of killed writers
 
+    def summary(self) -> str:
+        """One line in words: what was compacted, per table, and what was set aside."""
+        if not self.files:
+            text = "nothing to compact"
+        else:
+            per = ", ".join(f"{t} {n}" for t, n in sorted(self.rows.items()) if n)
+            text = f"compacted {self.files} segment files ({per or 'no rows'})"
+        if self.rejected:
+            text += f"; {len(self.rejected)} with unreadable lines kept under rejected/"
+        return text
+
 
 def repair(path: Path | str, rebuild: bool = False) -> dict[str, Any]:
     """Rebuild the catalog from the capture's files when it is missing or damaged (or
