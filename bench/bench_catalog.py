@@ -34,6 +34,7 @@ from toolproxy import catalog, store
 from toolproxy.segments import KEY_COLUMNS, MAX_LINE_BYTES, TABLES, SegmentWriter, segment_glob
 from toolproxy.store import compaction
 from toolproxy.store.autocompact import AutoCompactor
+from toolproxy.store.catalogdb import compacted_columns
 
 QUERIES: dict[str, str] = {
     "sessions, newest 50": "SELECT * FROM sessions ORDER BY last_seen DESC LIMIT 50",
@@ -125,19 +126,14 @@ def views_of(con: Any, cap: Path, variant: str) -> None:
     if variant == "after":
         return  # the stored views: lean once compacted with no proxy running
     if variant == "live":  # while recording: the pending-Parquet part too
-        have_types: dict[str, dict[str, str]] = {}
-        for t, c, kind in con.execute(catalog.COMPACTED_COLUMNS).fetchall():
-            have_types.setdefault(t, {})[c] = kind
         pending = compaction.pending_columns(con, cap)
-        for s in catalog.view_ddl(cap, have_types, temp=True, pending=pending):
+        for s in catalog.view_ddl(cap, compacted_columns(con), temp=True, pending=pending):
             con.execute(s)
         return
     if variant == "before":  # schema 1: cache table UNION ALL segments
-        have: dict[str, set[str]] = {}
-        for t, c, _ in con.execute(catalog.COMPACTED_COLUMNS).fetchall():
-            have.setdefault(t, set()).add(c)
+        have = compacted_columns(con)
         for table in TABLES:
-            con.execute(schema1_view(cap, table, have.get(catalog.compacted(table), set())))
+            con.execute(schema1_view(cap, table, set(have.get(catalog.compacted(table), {}))))
         return
     for t in ("exchanges", "tool_calls"):  # "parquet only": the files and segments, no cache
         glob = f"{cap}/{catalog.cached_dir(t)}/*.parquet"

@@ -10,6 +10,7 @@ import pytest
 
 from toolproxy import catalog
 from toolproxy.segments import TABLES, SegmentWriter
+from toolproxy.store.catalogdb import compacted_columns
 
 
 @pytest.fixture
@@ -29,10 +30,7 @@ def placeholders(root: Path) -> None:
 
 
 def have(con: duckdb.DuckDBPyConnection) -> dict[str, dict[str, str]]:
-    found: dict[str, dict[str, str]] = {}
-    for table, column, kind in con.execute(catalog.COMPACTED_COLUMNS).fetchall():
-        found.setdefault(table, {})[column] = kind
-    return found
+    return compacted_columns(con)
 
 
 def test_quoting() -> None:

@@ -13,7 +13,6 @@ catalog that is missing or damaged is rebuilt from the capture's files (``repair
 from __future__ import annotations
 
 import errno
-import fcntl
 import os
 import time
 from collections.abc import Iterator
@@ -63,11 +62,6 @@ def _root_of(path: Path | str) -> Path:
     return p.parent if p.name == CATALOG else p
 
 
-def _rel(root: Path, path: Path) -> str:
-    """``path`` relative to the capture, as ``compacted_segments`` records it."""
-    return str(path)[len(str(root)) + 1 :]  # cheaper than relative_to for many files
-
-
 def _not_a_file(root: Path) -> None:
     if root.exists() and not root.is_dir():
         raise NotACapture(f"{root} is a file, not a directory: a capture is a directory")
@@ -91,8 +85,7 @@ def _existing_root(path: Path | str) -> Path:
 
 @contextmanager
 def _init_lock(root: Path) -> Iterator[None]:
-    with open(root / ".init.lock", "a") as f:
-        fcntl.flock(f, fcntl.LOCK_EX)
+    with compaction.file_lock(root / ".init.lock"):
         yield
 
 
@@ -169,14 +162,19 @@ def _ensure_placeholders(root: Path) -> None:
         pass  # a read-only copy of a capture: its placeholders are there or it has segments
 
 
-def _create_views(con: duckdb.DuckDBPyConnection, root: Path, temp: bool, live: bool) -> None:
-    """Views over the cache, the segments and, when `live`, the pending Parquet files
-    (the lean views, without that part, plan a few ms faster per query)."""
+def compacted_columns(con: duckdb.DuckDBPyConnection) -> dict[str, dict[str, str]]:
+    """Each cache table's columns and their types, as the catalog has them now."""
     have: dict[str, dict[str, str]] = {}
     for table, column, kind in con.execute(catalog.COMPACTED_COLUMNS).fetchall():
         have.setdefault(table, {})[column] = kind
+    return have
+
+
+def _create_views(con: duckdb.DuckDBPyConnection, root: Path, temp: bool, live: bool) -> None:
+    """Views over the cache, the segments and, when `live`, the pending Parquet files
+    (the lean views, without that part, plan a few ms faster per query)."""
     pending = compaction.pending_columns(con, root) if live else None
-    for statement in catalog.view_ddl(root, have, temp, pending):
+    for statement in catalog.view_ddl(root, compacted_columns(con), temp, pending):
         con.execute(statement)
 
 

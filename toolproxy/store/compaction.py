@@ -62,23 +62,30 @@ class FolderStats:
 
 
 def rel(root: Path, path: Path) -> str:
-    """``path`` relative to the capture."""
-    return str(path)[len(str(root)) + 1 :]
+    """``path`` relative to the capture, as ``compacted_segments`` records it."""
+    return str(path)[len(str(root)) + 1 :]  # cheaper than relative_to for many files
 
 
 @contextmanager
-def compaction_lock(root: Path, wait: bool = True) -> Iterator[bool]:
-    """Hold the capture's compaction lock; yields False (without it) when `wait` is False
-    and another process holds it."""
-    folder = root / catalog.PARQUET_DIR
-    folder.mkdir(parents=True, exist_ok=True)
-    with open(folder / LOCK, "a") as f:
+def file_lock(path: Path, wait: bool = True) -> Iterator[bool]:
+    """Hold an exclusive lock on `path` (created if needed) across processes; yields False
+    (without it) when `wait` is False and another process holds it."""
+    with open(path, "a") as f:
         try:
             fcntl.flock(f, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
         except BlockingIOError:
             yield False
             return
         yield True
+
+
+@contextmanager
+def compaction_lock(root: Path, wait: bool = True) -> Iterator[bool]:
+    """Hold the capture's compaction lock (`file_lock`)."""
+    folder = root / catalog.PARQUET_DIR
+    folder.mkdir(parents=True, exist_ok=True)
+    with file_lock(folder / LOCK, wait) as got:
+        yield got
 
 
 def _publish(tmp: Path, final: Path) -> None:

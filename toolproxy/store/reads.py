@@ -18,10 +18,10 @@ from toolproxy.segments import (
 from toolproxy.store.catalogdb import (
     QueryError,
     _existing_root,
-    _rel,
     _scalar,
     open_capture,
 )
+from toolproxy.store.compaction import rel
 
 
 def query(
@@ -73,7 +73,7 @@ def summary(path: Path | str) -> dict[str, Any]:
             "capture": str(root),
             "tables": counts,
             "segments_pending": sum(
-                _rel(root, p) not in done for files in list_segments(root).values() for p in files
+                rel(root, p) not in done for files in list_segments(root).values() for p in files
             ),
             "sessions": _scalar(con, "SELECT count(*) FROM sessions"),
             "first": first,
