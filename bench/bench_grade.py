@@ -1,11 +1,19 @@
 """Grading throughput: the three-stage checker over recorded calls, side by side.
 
-    .venv/bin/python bench/bench_grade.py [--calls 100000] [--naive-calls 5000] [--seed 7]
+    scripts/bench-deps.sh    # once: BFCL's checker and data into .bench/bfcl
+    .venv/bin/python bench/bench_grade.py [--bfcl-cases 1000] [--rounds 5] [--calls 100000]
 
-Generates realistic recorded calls (as `tool_calls` rows hold them: raw text plus the wire
-parser's reading) over 20 tool schemas, with a mix of right calls and the usual failures
-(wrong values, missing and invented arguments, "10" for 10, cut streams, bad escapes,
-enum and range violations, parallel calls), then grades them twice:
+Part 1, BFCL-shaped: 1,000 of BFCL's own cases (its functions and possible answers, from
+the bfcl-eval wheel), each with a model output written here (`bfcl_shapes.py`), graded by
+BFCL's `ast_checker` and by toolproxy's checker, interleaved over --rounds rounds: with
+every schema compiled fresh (what one `toolproxy grade` run pays), with a warm cache, and
+with jsonschema alone (how schemas were checked before the quick path). Calls per second
+and the ratio to BFCL's.
+
+Part 2, 20 schemas: generates realistic recorded calls (as `tool_calls` rows hold them:
+raw text plus the wire parser's reading) over 20 tool schemas, with a mix of right calls
+and the usual failures (wrong values, missing and invented arguments, "10" for 10, cut
+streams, bad escapes, enum and range violations, parallel calls), then grades them twice:
 
 1. cached    validators compiled once per schema (`schemacheck.compile_schema`)
 2. naive     a validator compiled (and its schema checked) for every call, on fewer calls
@@ -18,15 +26,18 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import statistics
 import time
 from collections import Counter
 from typing import Any
 
 import jsonschema
 
+from toolproxy.gctools import paused_gc
 from toolproxy.grade.checker import grade_case
 from toolproxy.grade.model import Case, ExpectedCall, Matcher, Observation, ObservedCall
-from toolproxy.schemacheck import CompiledSchema, compile_schema
+from toolproxy.records import schema_hash
+from toolproxy.schemacheck import CompiledSchema, clear_caches, compile_schema
 from toolproxy.wire.common import parse_arguments
 
 WORDS = ["paris", "crash", "deploy", "notes", "build", "london", "report", "invoice", "tokyo"]
@@ -112,15 +123,22 @@ def break_call(args: dict[str, Any], schema: dict[str, Any], rng: random.Random)
     return json.dumps(args)
 
 
-def make_workload(calls: int, tools: list[tuple[str, dict[str, Any]]], seed: int):
-    """(case, observation) pairs holding `calls` recorded calls in all (some in pairs)."""
+def make_workload(
+    calls: int, tools: list[tuple[str, dict[str, Any]]], seed: int, distinct: bool = False
+):
+    """(case, observation) pairs holding `calls` recorded calls in all (some in pairs).
+    `distinct`: each call takes the next tool of `tools` (one schema per call) instead of
+    a random one."""
     rng = random.Random(seed)
     work: list[tuple[Case, Observation]] = []
     made = 0
     while made < calls:
         width = 2 if rng.random() < 0.1 and calls - made >= 2 else 1
         expected, observed = [], []
-        chosen = [rng.choice(tools) for _ in range(width)]
+        if distinct:
+            chosen = [tools[(made + k) % len(tools)] for k in range(width)]
+        else:
+            chosen = [rng.choice(tools) for _ in range(width)]
         for i, (name, schema) in enumerate(chosen):
             args = {
                 k: value_for(p, rng) for k, p in schema["properties"].items() if rng.random() < 0.8
@@ -153,6 +171,18 @@ def naive_compile(schema: Any) -> CompiledSchema:
     return CompiledSchema("naive", cls(schema, format_checker=cls.FORMAT_CHECKER), None)
 
 
+_PLAIN: dict[str, CompiledSchema] = {}
+
+
+def jsonschema_only(schema: Any) -> CompiledSchema:
+    """The compile before the quick path (cached per schema like `compile_schema`):
+    `check_schema`, then jsonschema validates and words every call."""
+    key = schema_hash(schema)
+    if key not in _PLAIN:
+        _PLAIN[key] = naive_compile(schema)
+    return _PLAIN[key]
+
+
 def run(work: list[tuple[Case, Observation]], compiler: Any) -> tuple[float, Counter[str]]:
     labels: Counter[str] = Counter()
     t0 = time.perf_counter()
@@ -162,23 +192,78 @@ def run(work: list[tuple[Case, Observation]], compiler: Any) -> tuple[float, Cou
     return time.perf_counter() - t0, labels
 
 
+def bfcl_part(cases: int, rounds: int, seed: int) -> None:
+    """BFCL's ast_checker and toolproxy's grader on the same BFCL-shaped cases."""
+    from bfcl_arm import CATEGORIES, MODEL, bfcl_cases, language, load_checker
+    from bfcl_shapes import distinct_schemas, workload
+
+    checker, lang = load_checker(), language()
+    work = workload([c for cat in CATEGORIES for c in bfcl_cases(cat)], cases, seed)
+    calls = sum(w.calls for w in work)
+    pairs = [(w.case, w.observation) for w in work]
+
+    def bfcl() -> float:
+        t0 = time.perf_counter()
+        for w in work:
+            functions, output, truth, category = w.bfcl
+            checker(functions, output, truth, lang, category, MODEL)
+        return time.perf_counter() - t0
+
+    def fresh() -> float:
+        clear_caches()
+        return run(pairs, compile_schema)[0]
+
+    def plain() -> float:
+        _PLAIN.clear()
+        return run(pairs, jsonschema_only)[0]
+
+    arms = {
+        "BFCL ast_checker": bfcl,
+        "toolproxy, schemas compiled fresh": fresh,
+        "toolproxy, warm schema cache": lambda: run(pairs, compile_schema)[0],
+        "toolproxy, jsonschema only (before), fresh": plain,
+    }
+    times: dict[str, list[float]] = {name: [] for name in arms}
+    for _ in range(rounds):  # interleaved, so drift on a shared machine hits every arm
+        for name, arm in arms.items():
+            times[name].append(arm())
+    base = calls / statistics.median(times["BFCL ast_checker"])
+    print(
+        f"BFCL-shaped: {len(work):,} cases of BFCL's own data ({calls:,} calls, "
+        f"{distinct_schemas(work):,} distinct schemas), median of {rounds} interleaved rounds"
+    )
+    for name, ts in times.items():
+        rate = calls / statistics.median(ts)
+        spread = f"{calls / max(ts):,.0f}-{calls / min(ts):,.0f}"
+        print(f"  {name:44} {rate:>9,.0f} calls/s  ({spread})  {rate / base:5.2f}x BFCL")
+    mix = Counter(w.kind for w in work)
+    print("  outputs: " + ", ".join(f"{k} {v}" for k, v in mix.most_common()))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=100_000)
     parser.add_argument("--naive-calls", type=int, default=5_000)
     parser.add_argument("--schemas", type=int, default=20)
+    parser.add_argument("--bfcl-cases", type=int, default=1_000)
+    parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--skip-bfcl", action="store_true", help="only the 20-schema workload")
     args = parser.parse_args()
 
-    tools = make_schemas(args.schemas)
-    work = make_workload(args.calls, tools, args.seed)
-    naive_work = make_workload(args.naive_calls, tools, args.seed + 1)
-    count = sum(len(o.calls) for _, o in work)
-    naive_count = sum(len(o.calls) for _, o in naive_work)
+    with paused_gc():  # as `toolproxy grade` runs
+        if not args.skip_bfcl:
+            bfcl_part(args.bfcl_cases, args.rounds, args.seed)
+            print()
+        tools = make_schemas(args.schemas)
+        work = make_workload(args.calls, tools, args.seed)
+        naive_work = make_workload(args.naive_calls, tools, args.seed + 1)
+        count = sum(len(o.calls) for _, o in work)
+        naive_count = sum(len(o.calls) for _, o in naive_work)
 
-    run(work[:200], compile_schema)  # warm up: imports, regexes, the compile cache
-    cached_s, labels = run(work, compile_schema)
-    naive_s, _ = run(naive_work, naive_compile)
+        run(work[:200], compile_schema)  # warm up: imports, regexes, the compile cache
+        cached_s, labels = run(work, compile_schema)
+        naive_s, _ = run(naive_work, naive_compile)
     cached_rate, naive_rate = count / cached_s, naive_count / naive_s
 
     print(f"grading {count:,} recorded calls ({len(work):,} cases) over {len(tools)} schemas")

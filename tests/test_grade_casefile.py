@@ -3,6 +3,7 @@ rendering that reads back equal for any JSON value."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,7 @@ from hypothesis import strategies as st
 
 from toolproxy.errors import UserError
 from toolproxy.grade.casefile import (
+    _SLOW,
     ExpectationError,
     Issue,
     cases_node,
@@ -22,6 +24,7 @@ from toolproxy.grade.casefile import (
     write_atomic,
     yaml_line,
 )
+from toolproxy.grade.casefile import _fast_line as _fast_line
 from toolproxy.grade.casefile import _Loader as _Loader  # the loader under test
 
 json_values = st.recursive(
@@ -161,3 +164,37 @@ def test_expectation_error_lists_issues_in_file_and_line_order():
         "  a.yaml: m3\n  a.yaml:9: cases[0].id: m2\n  b.yaml:1: m1"
     )
     assert isinstance(error, UserError)
+
+
+# JSONL lines are read by orjson when that is certainly what json.loads would give.
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(st.text(max_size=4), json_values, max_size=4), st.booleans())
+def test_jsonl_lines_read_as_json_loads_reads_them(case: dict, spaced: bool) -> None:
+    line = json.dumps(case, ensure_ascii=bool(spaced), separators=(", ", ": ") if spaced else None)
+    fast = _fast_line(line)
+    assert fast is _SLOW or (fast == json.loads(line) and type(fast) is dict)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        '{"id": "a", "id": "b"}',
+        '{"id": "a", "calls": [{"tool": "t", "tool": "u"}]}',
+        '{"a": {"x": 1, "x": 1}, "b": "time: 10:00"}',
+        '{"a": 1, "a": 2, "b": "\\u003a"}',  # an escaped colon standing in for the lost pair
+        '{"a": NaN}',
+        '{"a": 123456789012345678901234567890}',
+        '{"a": "\\ud800"}',
+    ],
+)
+def test_lines_the_fast_reader_leaves_to_the_json_module(line: str) -> None:
+    assert _fast_line(line) is _SLOW
+
+
+def test_a_duplicate_key_is_still_reported(tmp_path: Path) -> None:
+    path = tmp_path / "cases.jsonl"
+    path.write_text('{"id": "a", "exchange_id": "x", "id": "b"}\n{"id": "ok: yes"}\n')
+    issues: list[Issue] = []
+    located = read_located(path, issues)
+    assert [str(i) for i in issues] == [f"{path}:1: not valid JSON: duplicate key 'id'"]
+    assert [raw for raw, _ in located] == [{"id": "ok: yes"}]

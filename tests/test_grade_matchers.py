@@ -5,6 +5,8 @@ from __future__ import annotations
 from datetime import date, datetime
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from toolproxy.grade.matchers import (
     coercions,
@@ -213,3 +215,10 @@ def test_any_matcher_accepts_every_value():
 
     for value in (None, 0, "", [1], {"a": 1}):
         assert match_any(AnyMatcher(kind="any", optional=True), value) == (True, None)
+
+
+@given(st.one_of(st.text(max_size=120), st.integers(), st.floats(), st.booleans(), st.none()))
+def test_show_of_a_scalar_is_reprlibs(value: object) -> None:
+    from toolproxy.grade.matchers import _SHOW
+
+    assert show(value) == _SHOW.repr(value)

@@ -12,9 +12,11 @@ import yaml
 from tests.test_grade_observe import TIME, WEATHER, seed_exchange
 from toolproxy import store
 from toolproxy.cli import main
+from toolproxy.grade.expectations import load_cases
 from toolproxy.grade.model import CaseGrade, GradeRow
-from toolproxy.grade.runner import Grading, summarize
-from toolproxy.records import McpTool, ToolCall, schema_hash
+from toolproxy.grade.runner import Grading, grade_run, summarize
+from toolproxy.records import McpTool, SchemaVerdict, ToolCall, schema_hash
+from toolproxy.schemacheck import CHECKER, clear_caches
 from toolproxy.scripted import Reply, Script
 from toolproxy.segments import SegmentWriter
 
@@ -329,3 +331,75 @@ def test_a_judge_error_escaping_the_grader_is_graded_without_the_judge():
     assert (row.passed, row.not_graded) == (False, True)
     assert row.reason == "judge_failed: endpoint down"
     assert row.label == "no_call"  # what the judge-free grade says
+
+
+def test_rows_are_stored_as_their_json_dump(capture, tmp_path):
+    cases = load_cases([cases_file(tmp_path, BASIC)])
+    rows = grade_run(capture, cases, "dumped", None)
+    assert [r.as_row() for r in rows] == [r.model_dump(mode="json") for r in rows]
+
+
+# A schema outside the quick path is checked against its metaschema once per capture.
+ONE_OF = {"type": "object", "properties": {"city": {"oneOf": [{"type": "string"}]}}}
+BROKEN = {"type": "object", "properties": {"city": {"type": "strng"}}}
+
+
+@pytest.fixture
+def fresh_process():
+    """No compiled schema or verdict from earlier tests, and none left to later ones."""
+    clear_caches()
+    yield
+    clear_caches()
+
+
+def checks(capture):
+    sql = "SELECT schema_hash, valid, error FROM schema_checks ORDER BY valid"
+    return store.query(capture, sql)[1]
+
+
+def test_metaschema_verdicts_are_stored_and_not_repaid(tmp_path, fresh_process):
+    cap = store.init_capture(tmp_path / "capture")
+    paris = [call("get_weather", '{"city": "Paris"}')]
+    seed_exchange(cap, "ex-one-of", calls=paris, offered=[("get_weather", ONE_OF)])
+    seed_exchange(cap, "ex-broken", calls=paris, offered=[("get_weather", BROKEN)])
+    cases = cases_file(
+        tmp_path,
+        [
+            {"id": "one-of", "exchange_id": "ex-one-of", "calls": WEATHER_PARIS},
+            {"id": "broken", "exchange_id": "ex-broken", "calls": WEATHER_PARIS},
+        ],
+    )
+    assert grade(cap, cases, "first") == 0
+    stored = checks(cap)
+    assert stored[0][:2] == (schema_hash(BROKEN), False)
+    assert stored[0][2].startswith("invalid schema: 'strng' is not valid under any of")
+    assert stored[1] == (schema_hash(ONE_OF), True, None)
+    first = grades(cap, "first")
+    assert first["broken"]["calls"][0]["errors"] == [f"schema not checked: {stored[0][2]}"]
+
+    clear_caches()
+    assert grade(cap, cases, "again") == 0
+    assert checks(cap) == stored  # nothing new to remember
+    assert grades(cap, "again") == {k: v for k, v in first.items()}
+
+
+def test_a_stored_verdict_is_what_grading_uses(tmp_path, fresh_process):
+    cap = store.init_capture(tmp_path / "capture")
+    seed_exchange(
+        cap,
+        "ex-one-of",
+        calls=[call("get_weather", '{"city": 5}')],
+        offered=[("get_weather", ONE_OF)],
+    )
+    planted = SchemaVerdict(
+        schema_hash=schema_hash(ONE_OF),
+        checker=CHECKER,
+        valid=False,
+        error="invalid schema: planted by the test",
+        checked_at="2026-01-01T00:00:00+00:00",
+    )
+    SegmentWriter(cap, "planted").write({"schema_checks": [planted.model_dump(mode="json")]})
+    cases = cases_file(tmp_path, [{"id": "c", "exchange_id": "ex-one-of", "calls": WEATHER_PARIS}])
+    assert grade(cap, cases, "r") == 0
+    got = grades(cap, "r")["c"]["calls"][0]
+    assert got["errors"][0] == "schema not checked: invalid schema: planted by the test"

@@ -17,6 +17,7 @@ from toolproxy.segments import (
     TABLES,
     SegmentWriter,
     duckdb_type,
+    encode_plain_row,
     encode_row,
     list_segments,
     parse_segment_name,
@@ -214,3 +215,30 @@ def test_child_rows_repeat_the_parent_columns():
         "2024-05-01T12:00:00+00:00",
         "c1",
     )
+
+
+def test_plain_tables_are_written_as_the_json_module_writes_them() -> None:
+    row = {
+        "run": "r1",
+        "case_id": "caf\u00e9 \u2028 \U0001f600",
+        "passed": False,
+        "label": None,
+        "calls": [{"args": [{"name": "n", "bucket": "ok", "judged": False}], "errors": []}],
+        "expected_tools": ["t"],
+        "n": 2**63 - 1,
+    }
+    assert json.loads(encode_plain_row(row)) == json.loads(encode_row(row))
+    assert encode_plain_row(row).endswith(b"}\n") and b"\n" not in encode_plain_row(row)[:-1]
+
+
+@pytest.mark.parametrize(
+    "row",
+    [
+        {"case_id": "lone \ud800 surrogate"},  # orjson refuses it; the json path writes "?"
+        {"n": 2**70},  # beyond 64 bits
+        {1: "a non-string key"},
+        {"big": "x" * 300},  # too long for the line limit below: slimmed like any row
+    ],
+)
+def test_rows_orjson_refuses_take_the_usual_path(row: dict[Any, Any]) -> None:
+    assert encode_plain_row(row, max_bytes=256) == encode_row(row, max_bytes=256)

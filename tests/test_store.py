@@ -23,7 +23,14 @@ from tests.builders import HOSTED, chat_exchange
 from toolproxy import catalog, store
 from toolproxy.errors import UserError
 from toolproxy.grade.model import GradeRow, JudgeVerdict
-from toolproxy.records import McpMessage, McpTool, ToolCall, ToolOffered, ToolResult
+from toolproxy.records import (
+    McpMessage,
+    McpTool,
+    SchemaVerdict,
+    ToolCall,
+    ToolOffered,
+    ToolResult,
+)
 from toolproxy.replay.model import CallDiff, CellResult
 from toolproxy.segments import TABLES, SegmentWriter, child_rows, list_segments
 
@@ -94,6 +101,16 @@ def exchange_rows(n: int, session: str = "s1", prefix: str = "ex", **extra: Any)
             judged_at=ex.started_at.isoformat(),
         )
         rows["judge_cache"].append(verdict.model_dump(mode="json"))
+        checked = SchemaVerdict(
+            schema_hash=f"{prefix}-h{i}",
+            checker="jsonschema 4",
+            valid=bool(i % 2),
+            error=None
+            if i % 2
+            else "invalid schema: 'strng' is not valid under any of the given schemas",
+            checked_at=ex.started_at.isoformat(),
+        )
+        rows["schema_checks"].append(checked.model_dump(mode="json"))
         cell = CellResult(
             run=f"{prefix}-replay",
             candidate="c",

@@ -208,6 +208,17 @@ class Exchange(BaseModel):
     )
 
 
+class SchemaVerdict(BaseModel):
+    """Whether a tool schema is valid against its JSON Schema metaschema: a row of the
+    `schema_checks` table, so grading checks each schema version once per capture."""
+
+    schema_hash: str = Field(description="schema_hash(schema)")
+    checker: str = Field(description="what checked it, e.g. 'jsonschema 4.26.0'")
+    valid: bool = Field(description="the schema passed its metaschema")
+    error: str | None = Field(default=None, description="why it is unusable, as graders say it")
+    checked_at: str = Field(description="ISO-8601 UTC time of the check")
+
+
 class McpTool(BaseModel):
     """One tool as an MCP server exposed it in one pull: a row of `mcp_tools`.
 

@@ -20,15 +20,19 @@ from __future__ import annotations
 
 import re
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from importlib import metadata
 from typing import Any, Literal, Protocol
 
 import jsonschema
 from jsonschema.exceptions import relevance
 from pydantic import BaseModel, Field
 
+from toolproxy.jsonfast import plain_json
+from toolproxy.quickerrors import iter_errors as quick_errors
+from toolproxy.quickschema import Accept, compile_quick
 from toolproxy.records import ToolCall, schema_hash
 from toolproxy.toolnames import match_tool
 from toolproxy.wire.common import parse_arguments
@@ -103,13 +107,55 @@ def resolve_schema(
     return ResolvedSchema(None, "none", None, None)
 
 
-@dataclass(frozen=True)
 class CompiledSchema:
-    """A schema ready to validate with: its validator, or why there is none."""
+    """A schema ready to validate with: a quick accept (`quickschema`), its jsonschema
+    validator (built on first use), or why there is none (`error`)."""
 
-    key: str
-    validator: Any | None  # a jsonschema Validator instance
-    error: str | None
+    __slots__ = ("key", "error", "quick", "schema", "formats", "_validator", "_build")
+
+    def __init__(
+        self,
+        key: str,
+        validator: Any | None,
+        error: str | None,
+        *,
+        quick: Accept | None = None,
+        schema: Any = None,
+        formats: jsonschema.FormatChecker | None = None,
+    ) -> None:
+        self.key = key
+        self.error = error
+        self.quick = quick  # quickschema's accept; with it, schema and formats are set
+        self.schema = schema
+        self.formats = formats
+        self._validator = validator
+
+    @property
+    def validator(self) -> Any | None:
+        """The jsonschema validator instance (None when the schema is unusable); for a
+        quick-path schema it is built on first use, without `check_schema`."""
+        if self._validator is None and self.quick is not None:
+            cls = jsonschema.Draft202012Validator
+            self._validator = cls(self.schema, format_checker=self.formats)
+        return self._validator
+
+    def iter_errors(self, value: Any) -> Iterator[jsonschema.ValidationError]:
+        """jsonschema's errors for `value` (from `quickerrors` when the schema and value
+        allow it: the same errors, found faster). Needs a usable schema."""
+        if self.quick is not None and self.formats is not None and plain_json(value):
+            return quick_errors(self.schema, value, self.formats)
+        return self.validator.iter_errors(value)  # type: ignore[union-attr]
+
+    def accepts(self, value: Any) -> bool:
+        """True only when `value` is certainly valid (the quick path proved it); False
+        means "ask the validator"."""
+        quick = self.quick
+        if quick is None:
+            return False
+        try:
+            return quick(value)
+        except Exception:  # noqa: BLE001 - e.g. a format checker that raises: ask jsonschema
+            return False
 
 
 _BY_KEY: OrderedDict[str, CompiledSchema] = OrderedDict()
@@ -165,23 +211,78 @@ def _format_checker(cls: type) -> jsonschema.FormatChecker:
     return checker
 
 
+CHECKER = f"jsonschema {metadata.version('jsonschema')}"
+# schema_hash -> None (valid against its metaschema) or why it is unusable: verdicts a
+# capture stored (`remember_verdicts`), and those reached here since (`new_verdicts`).
+_VERDICTS: dict[str, str | None] = {}
+_NEW: dict[str, str | None] = {}
+
+
+def remember_verdicts(verdicts: Mapping[str, str | None]) -> None:
+    """Metaschema verdicts already known (schema_hash -> None or the error), so compiling
+    those schemas skips `check_schema` (about 2 ms a schema)."""
+    _VERDICTS.update(verdicts)
+
+
+def new_verdicts() -> dict[str, str | None]:
+    """The verdicts `check_schema` reached since the last call (to store them)."""
+    found = dict(_NEW)
+    _NEW.clear()
+    return found
+
+
 def _compile(schema: Any, key: str) -> CompiledSchema:
     if not isinstance(schema, dict | bool):
         return CompiledSchema(key, None, f"schema is {type(schema).__name__}, not an object")
+    known = key in _VERDICTS
     try:
         cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
-        cls.check_schema(schema)
-        return CompiledSchema(key, cls(schema, format_checker=_format_checker(cls)), None)
+        formats = _format_checker(cls)
+        if cls is jsonschema.Draft202012Validator:
+            quick = compile_quick(schema, formats.conforms)
+            if quick is not None:  # valid against the metaschema by construction
+                return CompiledSchema(key, None, None, quick=quick, schema=schema, formats=formats)
+        if known and _VERDICTS[key] is not None:
+            return CompiledSchema(key, None, _VERDICTS[key])
+        if not known:
+            cls.check_schema(schema)
+        compiled = CompiledSchema(key, cls(schema, format_checker=formats), None)
     except jsonschema.SchemaError as exc:
-        return CompiledSchema(key, None, _cut(f"invalid schema: {exc.message}"))
+        compiled = CompiledSchema(key, None, _cut(f"invalid schema: {exc.message}"))
     except Exception as exc:  # noqa: BLE001 - any schema jsonschema chokes on is a result
-        return CompiledSchema(key, None, _cut(f"unusable schema: {type(exc).__name__}: {exc}"))
+        error = f"unusable schema: {type(exc).__name__}: {exc}"
+        compiled = CompiledSchema(key, None, _cut(error))
+    if not known and not key.startswith("id:"):
+        _NEW[key] = _VERDICTS[key] = compiled.error
+    return compiled
 
 
 def _remember(cache: OrderedDict[Any, Any], key: Any, value: Any) -> None:
     cache[key] = value
     while len(cache) > CACHE_SIZE:
         cache.popitem(last=False)
+
+
+# id(schema) -> (schema, its schema_hash) for schemas whose hash the capture already holds
+_KEYS: OrderedDict[int, tuple[Any, str]] = OrderedDict()
+KEYS_SIZE = 1 << 17
+
+
+def clear_caches() -> None:
+    """Forget every compiled schema, noted key and verdict (what a fresh process knows)."""
+    _BY_KEY.clear()
+    _BY_ID.clear()
+    _KEYS.clear()
+    _VERDICTS.clear()
+    _NEW.clear()
+
+
+def note_schema_key(schema: Any, key: str) -> None:
+    """Remember `schema`'s schema_hash (as the capture recorded it), so compiling it later
+    skips hashing it."""
+    _KEYS[id(schema)] = (schema, key)
+    while len(_KEYS) > KEYS_SIZE:
+        _KEYS.popitem(last=False)
 
 
 def compile_schema(schema: Any, key: str | None = None) -> CompiledSchema:
@@ -192,6 +293,9 @@ def compile_schema(schema: Any, key: str | None = None) -> CompiledSchema:
     hit = _BY_ID.get(id(schema))
     if hit is not None and hit[0] is schema:
         return hit[1]
+    noted = _KEYS.get(id(schema)) if key is None else None
+    if noted is not None and noted[0] is schema:
+        key = noted[1]
     if key is None:
         try:
             key = schema_hash(schema)
@@ -219,12 +323,12 @@ def check_value(arguments: Any, schema: Any, key: str | None = None) -> SchemaCh
     if schema is None:
         return SchemaCheck(valid=True)
     compiled = schema if isinstance(schema, CompiledSchema) else compile_schema(schema, key)
+    if compiled.accepts(arguments):
+        return SchemaCheck(valid=True)
     if compiled.validator is None:
         return SchemaCheck(valid=False, schema_error=compiled.error)
     try:
-        found = sorted(
-            compiled.validator.iter_errors(arguments), key=lambda e: (e.json_path, _keyword(e))
-        )
+        found = sorted(compiled.iter_errors(arguments), key=lambda e: (e.json_path, _keyword(e)))
         if len(found) > 1:  # jsonschema's best match first, the rest in path order
             best = max(found, key=relevance)
             found.remove(best)

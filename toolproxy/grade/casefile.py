@@ -17,10 +17,12 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+import orjson
 import yaml
 from pydantic import BaseModel, Field
 
 from toolproxy.errors import UserError
+from toolproxy.jsonfast import has_long_number
 
 FieldPath = tuple[str | int, ...]  # a field path inside one case: ("calls", 0, "tool")
 # A raw case with a function from a path inside it to its 1-based line.
@@ -208,10 +210,54 @@ def _fixed_line(line: int, path: FieldPath) -> int:
     return line
 
 
+def _pairs_and_colons(value: Any) -> int:
+    """Key/value pairs in a parsed value plus the colons inside its strings: the colons
+    its JSON text had, unless a key was written twice (the parser kept one)."""
+    count = 0
+    pending = [value]
+    while pending:
+        v = pending.pop()
+        t = type(v)
+        if t is dict:
+            count += len(v)
+            for k, item in v.items():
+                count += k.count(":")
+                if type(item) is str:
+                    count += item.count(":")
+                else:
+                    pending.append(item)
+        elif t is list:
+            pending.extend(v)
+        elif t is str:
+            count += v.count(":")
+    return count
+
+
+def _fast_line(line: str) -> Any:
+    """The line parsed by orjson when that is certainly what json.loads would give and no
+    key is duplicated; else _SLOW (then the json module reads it and words any error)."""
+    if "\\u" in line or has_long_number(line):
+        # an escaped colon would upset the duplicate-key count; orjson reads integers
+        # beyond 64 bits as floats
+        return _SLOW
+    try:
+        raw = orjson.loads(line)
+    except orjson.JSONDecodeError:  # also NaN, and integers beyond 64 bits: json.loads decides
+        return _SLOW
+    return raw if _pairs_and_colons(raw) == line.count(":") else _SLOW
+
+
+_SLOW = object()
+
+
 def _read_jsonl(path: Path, text: str, issues: list[Issue]) -> list[Located]:
     out: list[Located] = []
     for n, line in enumerate(text.split("\n"), start=1):  # not splitlines: U+2028 is data
         if not line.strip():
+            continue
+        raw = _fast_line(line)
+        if raw is not _SLOW:
+            out.append((raw, partial(_fixed_line, n)))
             continue
         try:
             raw = json.loads(line, object_pairs_hook=_no_duplicates)

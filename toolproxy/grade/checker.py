@@ -49,7 +49,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from toolproxy.grade.labels import Label, first_label
-from toolproxy.grade.matchers import Judge, coercions, match, show
+from toolproxy.grade.matchers import Judge, coercions, fast_equal, match, matches, show
 from toolproxy.grade.model import (
     ArgGrade,
     CallGrade,
@@ -62,7 +62,7 @@ from toolproxy.grade.model import (
 )
 from toolproxy.grade.parsecheck import classify, decode_nested, explain, json_type
 from toolproxy.grade.schemastage import Flagged, check_schema
-from toolproxy.schemacheck import CompiledSchema, compile_schema, resolve_schema
+from toolproxy.schemacheck import CompiledSchema, ResolvedSchema, compile_schema, resolve_schema
 from toolproxy.toolnames import same_tool
 from toolproxy.wire.common import parse_arguments
 
@@ -108,20 +108,22 @@ def offered_tools(tools: Any) -> list[_Tool]:
     return found
 
 
-@dataclass(frozen=True)
 class ToolNames:
     """How one case compares called names with expected ones: a name that was not offered
     (when the offered tools are known) never means an expected tool, and a server prefix
     counts only for a real MCP server (`toolnames`)."""
 
-    offered: frozenset[str] = frozenset()
-    servers: tuple[str, ...] = ()
+    __slots__ = ("offered", "servers")
+
+    def __init__(self, offered: frozenset[str] = frozenset(), servers: tuple[str, ...] = ()):
+        self.offered = offered  # names offered to the model (empty: not known)
+        self.servers = servers  # real MCP server names
 
     def same(self, observed: str | None, expected: str) -> bool:
         """Does the called name mean the expected tool?"""
         if not observed or (self.offered and observed not in self.offered):
             return False
-        return same_tool(observed, expected, self.servers)
+        return observed == expected or same_tool(observed, expected, self.servers)
 
 
 def grade_case(
@@ -136,10 +138,10 @@ def grade_case(
     observed = observation.calls
     base = CaseGrade(
         case_id=case.id,
+        passed=True,
         exchange_id=observation.exchange_id,
         session_id=observation.session_id,
         model=observation.model,
-        passed=True,
         called_tools=[c.name or "" for c in observed],
         expected_tools=[e.tool for e in case.calls],
     )
@@ -149,7 +151,8 @@ def grade_case(
         missing = [_selection(e, None, "no_call") for e in case.calls]
         return _finish(base, missing or [_selection(None, None, "no_call")])
     tools = offered_tools(observation.offered or case.tools)
-    names = ToolNames(frozenset(t.name for t in tools), tuple({s for s, _, _ in server_tools}))
+    servers = tuple({s for s, _, _ in server_tools}) if server_tools else ()
+    names = ToolNames(frozenset(t.name for t in tools), servers)
     pairs = _pair(case, observed, names)
     if any(label for _, _, label in pairs):
         return _finish(
@@ -157,7 +160,7 @@ def grade_case(
         )
     incomplete = not observation.complete or observation.finish_reason in INCOMPLETE_FINISH
     grades = []
-    for e, o in ((e, o) for e, o, _ in pairs):
+    for e, o, _ in pairs:
         if o is None:
             continue
         if e is None and case.calls:
@@ -172,11 +175,12 @@ def _extra(e: ExpectedCall | None, label: Label | None) -> str | None:
 
 
 def _finish(base: CaseGrade, calls: list[CallGrade]) -> CaseGrade:
-    label = first_label([c.label for c in calls if c.label is not None])
-    open_judge = any(a.bucket == "not_graded" for c in calls for a in c.args)
-    not_graded = label is None and open_judge
-    update = {"calls": calls, "label": label, "not_graded": not_graded}
-    return base.model_copy(update={**update, "passed": label is None and not not_graded})
+    labels = [c.label for c in calls if c.label is not None]
+    label = first_label(labels) if labels else None
+    not_graded = label is None and any(a.bucket == "not_graded" for c in calls for a in c.args)
+    base.calls, base.label, base.not_graded = calls, label, not_graded
+    base.passed = label is None and not not_graded
+    return base
 
 
 def _selection(
@@ -222,6 +226,10 @@ def _pair(case: Case, observed: list[ObservedCall], names: ToolNames) -> list[Pa
     if not expected:  # "some call" expected: every call passes selection
         return [(None, o, None) for o in observed]
     if case.order == "ordered":
+        if len(expected) == len(observed) and all(
+            names.same(o.name, e.tool) for e, o in zip(expected, observed, strict=True)
+        ):  # what the walk below finds when every call is where it was expected
+            return [(e, o, None) for e, o in zip(expected, observed, strict=True)]
         taken: dict[int, int] = {}
         start = 0
         for i, e in enumerate(expected):
@@ -264,7 +272,11 @@ def _pair_unordered(
     crowded = len({i for i, _ in candidates}) < len(candidates) or len(
         {j for _, j in candidates}
     ) < len(candidates)
-    scored = [(-_score(expected[i], observed[j]) if crowded else 0, i, j) for i, j in candidates]
+    if crowded:
+        parsed = {j: _parse(observed[j], incomplete=False)[0] for j in {j for _, j in candidates}}
+        scored = [(-_score(expected[i], parsed[j]), i, j) for i, j in candidates]
+    else:
+        scored = [(0, i, j) for i, j in candidates]
     taken: dict[int, int] = {}
     used: set[int] = set()
     for _, i, j in sorted(scored):
@@ -274,11 +286,10 @@ def _pair_unordered(
     return taken
 
 
-def _score(e: ExpectedCall, o: ObservedCall) -> int:
-    args, _, _ = _parse(o, incomplete=False)
+def _score(e: ExpectedCall, args: dict[str, Any] | None) -> int:
     if not isinstance(args, dict):
         return 0
-    return sum(2 if match(m, args[k])[0] else 1 for k, m in e.args.items() if k in args)
+    return sum(2 if matches(m, args[k]) else 1 for k, m in e.args.items() if k in args)
 
 
 def _parse(o: ObservedCall, incomplete: bool) -> tuple[dict[str, Any] | None, Label | None, str]:
@@ -300,6 +311,21 @@ def _parse(o: ObservedCall, incomplete: bool) -> tuple[dict[str, Any] | None, La
     return None, label, why
 
 
+def _resolve(
+    name: str | None, tools: list[_Tool], server_tools: Sequence[ServerTool]
+) -> ResolvedSchema:
+    """`resolve_schema`, without its MCP name matching when there are no server tools."""
+    if server_tools or name is None:
+        return resolve_schema(name, tools, server_tools)
+    for tool in tools:
+        if tool.name == name:
+            return ResolvedSchema(tool.parameters, "offered", None, tool.name)
+    return _NONE
+
+
+_NONE = ResolvedSchema(None, "none", None, None)
+
+
 def _grade_call(
     e: ExpectedCall | None,
     o: ObservedCall,
@@ -309,7 +335,7 @@ def _grade_call(
     incomplete: bool,
     compiler: Compiler,
 ) -> CallGrade:
-    resolved = resolve_schema(o.name, tools, server_tools)
+    resolved = _resolve(o.name, tools, server_tools)
     grade = CallGrade(
         expected_tool=e.tool if e else None,
         actual_tool=o.name,
@@ -326,10 +352,12 @@ def _grade_call(
     schema_labels: list[Label] = []
     if resolved.schema is not None:
         compiled = compiler(resolved.schema)
-        if compiled.validator is None:
+        if compiled.accepts(args):
+            pass  # certainly valid: nothing for the schema stage to say
+        elif compiled.validator is None:
             grade.errors.append(f"schema not checked: {compiled.error}")
         else:
-            schema_labels = check_schema(compiled.validator, args, flagged, grade.errors)
+            schema_labels = check_schema(compiled, args, flagged, grade.errors)
     matched = _match_args(e, args, judge if not schema_labels else None, bool(schema_labels))
     semantic_labels = [lab for lab, _ in matched.values() if lab is not None]
     if schema_labels:
@@ -367,6 +395,8 @@ def _match_args(
 def _match_one(
     name: str, m: Matcher, value: Any, judge: Judge | None, failed_before: bool
 ) -> tuple[Label | None, ArgGrade]:
+    if m.kind == "exact" and fast_equal(m.value, value):  # the common case, without detail
+        return None, ArgGrade(name, "ok")
     if m.kind == "judge" and failed_before:
         why = "not judged: the call failed the schema stage"
         return None, ArgGrade(name=name, bucket="not_graded", detail=why)

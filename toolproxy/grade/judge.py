@@ -28,7 +28,6 @@ from typing import Any
 from toolproxy import store
 from toolproxy.errors import UserError
 from toolproxy.grade.model import JudgeVerdict
-from toolproxy.llm import make_client
 from toolproxy.segments import SegmentWriter
 
 Judge = Callable[[str, Any], tuple[bool, str]]
@@ -104,6 +103,8 @@ def make_judge(
     """
     if not model:
         raise UserError("the judge needs a pinned model (--judge-model)")
+    from toolproxy.llm import make_client  # the openai SDK takes 2 s to import: only for a judge
+
     client = make_client(base_url, model, key_env, timeout_s=timeout_s, retries=retries)
     cache: dict[str, tuple[bool, str]] | None = None
     writer: SegmentWriter | None = None

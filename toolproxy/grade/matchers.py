@@ -35,8 +35,15 @@ MatchResult = tuple[bool | None, str | None]
 _SHOW = reprlib.Repr(maxlevel=3, maxstring=80, maxother=80, maxlist=6, maxdict=6)
 
 
+_SCALAR_TYPES = frozenset({str, int, float, bool, type(None)})
+
+
 def show(value: Any) -> str:
     """A short repr of `value`, safe on deeply nested values."""
+    if type(value) in _SCALAR_TYPES and (len(value) <= 80 if type(value) is str else True):
+        text = repr(value)  # what reprlib gives a short scalar, without its dispatch
+        if len(text) <= 80:
+            return text
     try:
         return _SHOW.repr(value)
     except Exception:  # noqa: BLE001 - a repr that fails must not fail grading
@@ -54,6 +61,31 @@ def _scalar_equal(a: Any, b: Any) -> bool:
     if isinstance(a, bool) or isinstance(b, bool) or a is None or b is None:
         return a is b
     return type(a) is type(b) and bool(a == b)
+
+
+_PLAIN = frozenset({str, int, float})
+
+
+def fast_equal(a: Any, b: Any) -> bool:
+    """`deep_equal`, with shortcuts for two strings or two numbers of the same type, and
+    for lists of them."""
+    t = type(a)
+    if t is not type(b):
+        return deep_equal(a, b)
+    if t in _PLAIN:
+        return bool(a == b)
+    if t is list:
+        if len(a) != len(b):
+            return False
+        for x, y in zip(a, b, strict=True):
+            tx = type(x)
+            if tx is type(y) and tx in _PLAIN:
+                if x != y:
+                    return False
+            elif not deep_equal(x, y):
+                return False
+        return True
+    return deep_equal(a, b)
 
 
 def deep_equal(a: Any, b: Any) -> bool:
@@ -221,6 +253,15 @@ def match(matcher: Matcher, value: Any, judge: Judge | None = None) -> MatchResu
     if matcher.kind == "judge":
         return _judge(matcher, value, judge)
     return _MATCHERS[matcher.kind](matcher, value)
+
+
+def matches(matcher: Matcher, value: Any) -> bool:
+    """`match` as a plain yes/no, without its detail (for pairing calls by their arguments)."""
+    if matcher.kind == "exact":
+        return fast_equal(matcher.value, value)
+    if matcher.kind in ("any_of", "enum"):
+        return any(fast_equal(c, value) for c in _choices(matcher))
+    return matcher.kind != "judge" and match(matcher, value)[0] is True
 
 
 def coercions(value: Any) -> list[Any]:

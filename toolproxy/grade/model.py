@@ -1,4 +1,4 @@
-"""The grading contract: expectation cases in, grades out. Pure pydantic, no I/O.
+"""The grading contract: expectation cases in, grades out. Pure, no I/O.
 
 Expectation files (YAML or JSONL, validated by `schemas/expectations.schema.json`) hold
 `Case`s. The checker turns (case, observed calls) into a `CaseGrade`; runs of grades are
@@ -7,7 +7,9 @@ stored and the metrics read them back.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -99,46 +101,120 @@ class Observation(BaseModel):
     )
 
 
-class ArgGrade(BaseModel):
+class _Record:
+    """What the grade records share with pydantic models (`model_dump`, `model_copy`,
+    `model_validate`). They are plain slotted dataclasses because the checker makes
+    several per call: a pydantic model costs about 3x as much to build (bench_bfcl.py)."""
+
+    __slots__ = ()
+
+    def model_copy(self, update: dict[str, Any] | None = None) -> Self:
+        """A shallow copy with `update` applied, as pydantic's."""
+        return dataclasses.replace(self, **(update or {}))  # type: ignore[type-var]
+
+    @classmethod
+    def model_validate(cls, data: Any) -> Self:
+        """An instance from a dict as `model_dump` wrote it (unknown keys ignored)."""
+        if isinstance(data, cls):
+            return data
+        names = cls.__dataclass_fields__  # type: ignore[attr-defined]
+        return cls(**{k: cls._field(k, v) for k, v in dict(data).items() if k in names})
+
+    @classmethod
+    def _field(cls, name: str, value: Any) -> Any:
+        return value
+
+
+@dataclass(slots=True)
+class ArgGrade(_Record):
     """One argument of one call: which bucket it fell in, and why."""
 
-    name: str
-    bucket: Bucket
-    detail: str | None = None
-    judged: bool = False
-    judge_reason: str | None = None
+    name: str  # the argument's path (`filters.since`; `(arguments)` for the whole object)
+    bucket: Bucket  # labels.BUCKETS
+    detail: str | None = None  # why, for anything but ok
+    judged: bool = False  # an LLM judge decided it
+    judge_reason: str | None = None  # the judge's reason (or why it could not judge)
+
+    def model_dump(self, mode: str = "python") -> dict[str, Any]:
+        """The fields as a dict (JSON-ready in any mode)."""
+        return {
+            "name": self.name,
+            "bucket": self.bucket,
+            "detail": self.detail,
+            "judged": self.judged,
+            "judge_reason": self.judge_reason,
+        }
 
 
-class CallGrade(BaseModel):
+@dataclass(slots=True)
+class CallGrade(_Record):
     """One expected call paired with what the model emitted (either may be absent)."""
 
-    expected_tool: str | None
-    actual_tool: str | None
-    call_id: str | None = None
-    stage_failed: Stage | None = None
-    label: Label | None = None
-    schema_source: str | None = Field(
-        default=None, description="mcp_server | offered | none (see toolproxy.schemacheck)"
-    )
-    errors: list[str] = Field(default_factory=list)
-    args: list[ArgGrade] = Field(default_factory=list)
+    expected_tool: str | None  # the expectation's tool (None: an extra call)
+    actual_tool: str | None  # the name the model called (None: the call was not made)
+    call_id: str | None = None  # the emitted call's id
+    stage_failed: Stage | None = None  # selection | parse | schema | semantic
+    label: Label | None = None  # the call's label (labels.PRECEDENCE), None when it passed
+    # mcp_server | offered | none (see toolproxy.schemacheck)
+    schema_source: str | None = None
+    errors: list[str] = field(default_factory=list)  # what went wrong, in words
+    args: list[ArgGrade] = field(default_factory=list)  # per-argument buckets
+
+    def model_dump(self, mode: str = "python") -> dict[str, Any]:
+        """The fields as a dict, arguments as dicts (JSON-ready in any mode)."""
+        return {
+            "expected_tool": self.expected_tool,
+            "actual_tool": self.actual_tool,
+            "call_id": self.call_id,
+            "stage_failed": self.stage_failed,
+            "label": self.label,
+            "schema_source": self.schema_source,
+            "errors": list(self.errors),
+            "args": [a.model_dump() for a in self.args],
+        }
+
+    @classmethod
+    def _field(cls, name: str, value: Any) -> Any:
+        if name == "args" and isinstance(value, list):
+            return [ArgGrade.model_validate(a) for a in value]
+        return list(value) if name == "errors" and isinstance(value, list) else value
 
 
-class CaseGrade(BaseModel):
+@dataclass(slots=True)
+class CaseGrade(_Record):
     """The grade of one case: passed, or exactly one label."""
 
-    case_id: str
-    exchange_id: str | None = None
-    session_id: str | None = None
-    model: str | None = None
-    passed: bool
-    label: Label | None = Field(default=None, description="None exactly when passed")
-    not_graded: bool = Field(
-        default=False, description="some judge field could not be graded (no judge)"
-    )
-    calls: list[CallGrade] = Field(default_factory=list)
-    called_tools: list[str] = Field(default_factory=list)
-    expected_tools: list[str] = Field(default_factory=list)
+    case_id: str  # the case's id
+    passed: bool  # no label and nothing left ungraded
+    exchange_id: str | None = None  # the exchange graded
+    session_id: str | None = None  # its session
+    model: str | None = None  # the model that answered
+    label: Label | None = None  # None exactly when passed (or not graded)
+    not_graded: bool = False  # some judge field could not be graded (no judge)
+    calls: list[CallGrade] = field(default_factory=list)  # per-call grades
+    called_tools: list[str] = field(default_factory=list)  # names the model called, in order
+    expected_tools: list[str] = field(default_factory=list)  # the expectation's tools
+
+    def model_dump(self, mode: str = "python") -> dict[str, Any]:
+        """The fields as a dict, calls as dicts (JSON-ready in any mode)."""
+        return {
+            "case_id": self.case_id,
+            "exchange_id": self.exchange_id,
+            "session_id": self.session_id,
+            "model": self.model,
+            "passed": self.passed,
+            "label": self.label,
+            "not_graded": self.not_graded,
+            "calls": [c.model_dump() for c in self.calls],
+            "called_tools": list(self.called_tools),
+            "expected_tools": list(self.expected_tools),
+        }
+
+    @classmethod
+    def _field(cls, name: str, value: Any) -> Any:
+        if name == "calls" and isinstance(value, list):
+            return [CallGrade.model_validate(c) for c in value]
+        return value
 
 
 class GradeRow(BaseModel):
@@ -162,6 +238,12 @@ class GradeRow(BaseModel):
     calls: Any = Field(default=None, description="the CallGrade list as JSON")
     expected_tools: Any = None
     called_tools: Any = None
+
+    def as_row(self) -> dict[str, Any]:
+        """The row as stored: `model_dump(mode="json")`, 20x cheaper. Every field already
+        holds JSON values (the grader puts dumped dicts in `calls`), so the fields as they
+        are make the row."""
+        return dict(self.__dict__)
 
 
 class JudgeVerdict(BaseModel):

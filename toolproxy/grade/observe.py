@@ -27,6 +27,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from toolproxy.grade.model import Case, Observation, ObservedCall
+from toolproxy.schemacheck import note_schema_key
 from toolproxy.wire.common import decoded
 
 UngradableKind = Literal["needs_replay", "no_exchange", "upstream_failed", "not_parsed"]
@@ -120,37 +121,66 @@ def observe_case(
 def load_observations(
     capture: Path | str, exchange_ids: Iterable[str]
 ) -> dict[str, Observation | Ungradable]:
-    """Observations of the given exchanges, read from a capture (ids it lacks are absent)."""
+    """Observations of the given exchanges, read from a capture (ids it lacks are absent).
+
+    Four queries on one connection, whatever the number of cases (the ids go in as one
+    list parameter). Each distinct offered schema is read and decoded once, by its
+    `schema_hash`, and shared by every observation that offered it, so the checker compiles
+    it once too."""
     from toolproxy import store
 
     ids = sorted(set(exchange_ids))
     if not ids:
         return {}
-    # the ids go in as one list parameter: one query per table, whatever the number of cases
     where = "WHERE exchange_id IN (SELECT unnest(?::VARCHAR[]))"
-    exchanges = _dicts(
-        store.query(capture, f"SELECT {EXCHANGE_COLUMNS} FROM exchanges {where}", [ids])
+    (names, exchanges), (_, calls), (_, offered), (_, schemas) = store.query_many(
+        capture,
+        [
+            (f"SELECT {EXCHANGE_COLUMNS} FROM exchanges {where}", [ids]),
+            (f'SELECT {CALL_COLUMNS} FROM tool_calls {where} ORDER BY exchange_id, "index"', [ids]),
+            (
+                f"SELECT exchange_id, position, name, schema_hash FROM tools_offered {where} "
+                "ORDER BY exchange_id, position",
+                [ids],
+            ),
+            (
+                f"SELECT schema_hash, any_value(parameters) FROM tools_offered {where} "
+                "GROUP BY schema_hash",
+                [ids],
+            ),
+        ],
     )
-    calls = _dicts(store.query(capture, f"SELECT {CALL_COLUMNS} FROM tool_calls {where}", [ids]))
-    offered = _dicts(
-        store.query(capture, f"SELECT {OFFERED_COLUMNS} FROM tools_offered {where}", [ids])
-    )
-    calls_of: dict[str, list[dict[str, Any]]] = {}
-    for row in calls:
-        calls_of.setdefault(row["exchange_id"], []).append(row)
+    calls_of: dict[str, list[ObservedCall]] = {}
+    for eid, index, call_id, name, raw, arguments, error in calls:
+        calls_of.setdefault(eid, []).append(
+            ObservedCall(
+                index=index or 0,
+                call_id=call_id,
+                name=name,
+                arguments_raw=raw or "",
+                arguments=decoded(arguments),
+                parse_error=error,
+            )
+        )
+    schema_of = {key: decoded(text) for key, text in schemas}
+    for key, schema in schema_of.items():
+        note_schema_key(schema, key)  # so the checker need not hash it again
     offered_of: dict[str, list[dict[str, Any]]] = {}
-    for row in offered:
-        offered_of.setdefault(row["exchange_id"], []).append(row)
+    for eid, _, name, key in offered:
+        offered_of.setdefault(eid, []).append({"name": name, "parameters": schema_of.get(key)})
     result: dict[str, Observation | Ungradable] = {}
-    for ex in exchanges:
+    for row in exchanges:
+        ex = dict(zip(names, row, strict=True))
         eid = ex["exchange_id"]
-        problem = check_exchange(ex, len(calls_of.get(eid, [])))
-        result[eid] = problem or build_observation(
-            ex, calls_of.get(eid, []), offered_of.get(eid, [])
+        found = calls_of.get(eid, [])
+        problem = check_exchange(ex, len(found))
+        result[eid] = problem or Observation(
+            exchange_id=eid,
+            session_id=ex["session_id"],
+            model=ex["model"],
+            finish_reason=ex["finish_reason"],
+            complete=ex["parse_status"] != "partial",
+            calls=found,
+            offered=offered_of.get(eid, []),
         )
     return result
-
-
-def _dicts(result: tuple[list[str], list[tuple[Any, ...]]]) -> list[dict[str, Any]]:
-    names, rows = result
-    return [dict(zip(names, row, strict=True)) for row in rows]

@@ -24,12 +24,15 @@ from typing import Any
 
 from toolproxy import store
 from toolproxy.errors import UserError
+from toolproxy.gctools import paused_gc
 from toolproxy.grade.checker import make_grader
 from toolproxy.grade.expectations import load_cases
 from toolproxy.grade.judge import Judge, JudgeError, make_judge
 from toolproxy.grade.labels import PRECEDENCE
 from toolproxy.grade.model import Case, CaseGrade, GradeRow, Observation
 from toolproxy.grade.observe import Ungradable, load_observations, observe_case
+from toolproxy.records import SchemaVerdict
+from toolproxy.schemacheck import CHECKER, new_verdicts, remember_verdicts
 from toolproxy.segments import SegmentWriter
 from toolproxy.table import format_table
 
@@ -159,19 +162,47 @@ def grade_run(
     check_run_free(capture, run)
     ids = [c.exchange_id for c in cases if c.exchange_id]
     observations = load_observations(capture, ids)
-    grading = Grading(run, datetime.now(UTC).isoformat(), judge, load_server_tools(capture))
+    known = load_verdicts(capture)
+    remember_verdicts(known)
+    graded_at = datetime.now(UTC).isoformat()
+    grading = Grading(run, graded_at, judge, load_server_tools(capture))
     rows = [grading.grade(case, observe_case(case, observations)) for case in cases]
     if rows:
+        verdicts = [
+            SchemaVerdict(
+                schema_hash=k, checker=CHECKER, valid=e is None, error=e, checked_at=graded_at
+            )
+            for k, e in new_verdicts().items()
+            if k not in known
+        ]
         writer = SegmentWriter(capture, f"grade-{_stamp()}-{secrets.token_hex(3)}")
-        writer.write({"grades": [r.model_dump(mode="json") for r in rows]})
+        writer.write(
+            {
+                "grades": [r.as_row() for r in rows],
+                "schema_checks": [v.model_dump(mode="json") for v in verdicts],
+            }
+        )
     return rows
 
 
+def load_verdicts(capture: Path | str) -> dict[str, str | None]:
+    """The metaschema verdicts the capture holds for this jsonschema version
+    (schema_hash -> None when valid, else why the schema is unusable)."""
+    sql = "SELECT DISTINCT schema_hash, valid, error FROM schema_checks WHERE checker = ?"
+    _, rows = store.query(capture, sql, [CHECKER])
+    return {key: None if valid else (error or "invalid schema") for key, valid, error in rows}
+
+
 def cmd_grade(args: argparse.Namespace) -> int:
-    """`toolproxy grade CASES... --run NAME`: grade, store, print a summary (or --json)."""
-    cases = load_cases(args.cases)
-    judge = build_judge(args)
-    rows = grade_run(args.capture, cases, args.run, judge)
+    """`toolproxy grade CASES... --run NAME`: grade, store, print a summary (or --json).
+
+    The cyclic garbage collector is paused throughout (`gctools.paused_gc`): a run makes
+    hundreds of thousands of objects and no cycles, and on 100,000 calls the collections
+    that allocation triggers cost more than the grading."""
+    with paused_gc():
+        cases = load_cases(args.cases)
+        judge = build_judge(args)
+        rows = grade_run(args.capture, cases, args.run, judge)
     summary = summarize(rows)
     if args.json:
         out = {"run": args.run, "summary": summary, "grades": [r.model_dump() for r in rows]}

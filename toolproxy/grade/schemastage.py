@@ -34,7 +34,7 @@ _RANK = {label: i for i, label in enumerate(PRECEDENCE)}
 
 
 def check_schema(
-    validator: Any,
+    validator: Any,  # anything with iter_errors: a CompiledSchema or a jsonschema validator
     args: dict[str, Any],
     flagged: dict[str, tuple[Label, ArgGrade]],
     notes: list[str],

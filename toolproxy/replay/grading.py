@@ -193,7 +193,7 @@ def write_grades(capture: Path, runs: Mapping[str, Sequence[GradeRow]]) -> None:
     )
     for rows in runs.values():
         if rows:
-            writer.write({"grades": [r.model_dump(mode="json") for r in rows]})
+            writer.write({"grades": [r.as_row() for r in rows]})
 
 
 def _loads(value: Any) -> Any:

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+from toolproxy import jsonfast
 from toolproxy.records import (
     ParsedRequest,
     ParsedResponse,
@@ -123,7 +124,7 @@ def decoded(value: Any) -> Any:
     if not isinstance(value, str):
         return value
     try:
-        return json.loads(value)
+        return jsonfast.loads(value)
     except ValueError:
         return value
 

@@ -1,0 +1,118 @@
+"""`toolproxy grade` end to end on 100,000 recorded calls, and what else loads the cases.
+
+    .venv/bin/python bench/bench_grade_e2e.py [--calls 100000] [--rounds 3]
+
+Two captures (`grade_capture.py`: written as a proxy writes them, then compacted), each with
+its cases file (JSONL, one case per exchange):
+
+- 20 schemas         every call to one of 20 tools
+- schema per case    every case its own tool schema
+
+For each, interleaved over --rounds rounds (median, and the range):
+
+1. grade     `toolproxy grade CASES --run NAME` in a process of its own: load and check
+             the cases, read the capture, grade, write the run (interpreter start included)
+2. label     `toolproxy label --import CASES --out FILE`: the same cases checked and
+             written back (bulk import)
+3. plan      replay planning of the same cases (`load_cases` + `plan_from_cases` against
+             the capture, timed inside its process), what `toolproxy replay --cases` does
+             before it sends anything
+
+and prints cases per second against the goal (10,000 cases/s for `grade`). With
+`--before SRC` (a checkout of an earlier commit, e.g. `git worktree add /tmp/before REV`)
+every arm also runs that code, interleaved, and the ratio is printed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import grade_capture  # type: ignore[import-not-found]
+
+TOOLPROXY = str(Path(sys.executable).with_name("toolproxy"))
+GOAL = 10_000
+PLAN = """
+import sys, time
+from pathlib import Path
+from toolproxy.gctools import paused_gc
+from toolproxy.grade.expectations import load_cases
+from toolproxy.replay.plan import plan_from_cases
+t0 = time.perf_counter()
+with paused_gc():
+    plan = plan_from_cases(load_cases([Path(sys.argv[2])]), Path(sys.argv[1]))
+took = time.perf_counter() - t0
+assert len(plan) > 0, "planning found nothing to replay"
+print(took)
+"""
+
+
+def timed(argv: list[str], src: str | None) -> float:
+    """Seconds `argv` takes in a process of its own (`src`: a checkout whose toolproxy it
+    runs instead of this one); a planning run reports its own time (imports excluded)."""
+    env = dict(os.environ, PYTHONPATH=src) if src else None
+    t0 = time.perf_counter()
+    done = subprocess.run(argv, capture_output=True, text=True, env=env)
+    took = time.perf_counter() - t0
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(argv)} failed:\n{done.stderr[-2000:]}")
+    return float(done.stdout) if argv[1] == "-c" else took
+
+
+def arms(capture: Path, cases: Path, r: int, tag: str) -> dict[str, list[str]]:
+    out = cases.with_name(f"labelled-{tag}-{r}.jsonl")
+    return {
+        "grade": [TOOLPROXY, "grade", str(cases), "-c", str(capture), "--run", f"{tag}-{r}"],
+        "label --import": [TOOLPROXY, "label", "-c", str(capture), "--import", str(cases)]
+        + ["-o", str(out)],
+        "replay planning": [sys.executable, "-c", PLAN, str(capture), str(cases)],
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--calls", type=int, default=100_000)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument(
+        "--before",
+        metavar="SRC",
+        help="also run a checkout of an earlier commit (its folder holding toolproxy/)",
+    )
+    args = parser.parse_args()
+    versions = {"now": None} | ({"before": args.before} if args.before else {})
+    with tempfile.TemporaryDirectory() as tmp:
+        shapes = {}
+        for name, schemas in (("20 schemas", 20), ("schema per case", None)):
+            folder = Path(tmp) / name.replace(" ", "-")
+            folder.mkdir()
+            t0 = time.perf_counter()
+            shapes[name] = grade_capture.build(folder, args.calls, schemas)
+            print(f"built {name}: {shapes[name][2]:,} cases in {time.perf_counter() - t0:.0f} s")
+        times: dict[tuple[str, str, str], list[float]] = {}
+        for r in range(args.rounds):
+            for name, (capture, cases, _) in shapes.items():
+                for version, src in versions.items():
+                    for what, argv in arms(capture, cases, r, version).items():
+                        times.setdefault((name, what, version), []).append(timed(argv, src))
+        print(f"\n{args.calls:,} recorded calls, median of {args.rounds} interleaved rounds")
+        for (name, what, version), ts in times.items():
+            n = shapes[name][2]
+            rate = n / statistics.median(ts)
+            note = f"  {rate / GOAL:4.2f}x the goal" if what == "grade" else ""
+            if version == "before":
+                now = n / statistics.median(times[(name, what, "now")])
+                note = f"  now {now / rate:4.1f}x faster"
+            print(
+                f"  {name:16} {what:16} {version:6} {statistics.median(ts):6.2f} s"
+                f"  {rate:>8,.0f} cases/s  ({n / max(ts):,.0f}-{n / min(ts):,.0f}){note}"
+            )
+
+
+if __name__ == "__main__":
+    main()

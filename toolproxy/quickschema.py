@@ -1,0 +1,381 @@
+"""A quick accept for tool schemas: prove a value valid without running jsonschema.
+
+Tool schemas are mostly one shape: an object with typed properties, `required`, maybe
+`enum`, bounds, `items` and `additionalProperties`. `compile_quick` turns a Draft 2020-12
+schema made only of the keywords below into a predicate that is *sound*: when it returns
+True, jsonschema (Draft202012Validator with the given format checker) finds no error. When
+it returns False the value may still be valid; the caller then runs jsonschema, which also
+gives the errors. A schema with anything else (`$id`, other `$ref`s, `oneOf`, `patternProperties`,
+`multipleOf`, another draft, a keyword value of the wrong shape, ...) gets None: no quick
+path, jsonschema does all the work as before.
+
+Handled, with jsonschema's own semantics:
+    type (one name or a list)     "integer" accepts 1.0, never True; "number" never a bool
+    properties, required, additionalProperties (a schema or a boolean), items (a schema)
+    enum, const                   scalars only (bool is not 1, 1 is 1.0); lists and objects
+                                  fall back to jsonschema
+    minimum, maximum, exclusiveMinimum, exclusiveMaximum, minLength, maxLength, minItems,
+    maxItems                      lengths in code points, as Python counts them
+    pattern                       re.search, as jsonschema does
+    format                        the format checker's own `conforms`
+    allOf, anyOf                  all / any alternative accepted quickly
+    $ref, $defs                   "#/$defs/Name" into the root's $defs (not recursive)
+    annotations                   title, description, default, examples, $comment,
+                                  deprecated, readOnly, writeOnly, and unknown keywords
+                                  (Draft 2020-12 ignores them)
+
+A schema that compiles is also valid against the Draft 2020-12 metaschema: every keyword
+value is checked for the shape the metaschema demands (a `pattern` must compile), so the
+caller may skip `check_schema`, the slow part of using a schema the first time. Pure.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+Accept = Callable[[Any], bool]
+
+DRAFT_2020_12 = (
+    "https://json-schema.org/draft/2020-12/schema",
+    "https://json-schema.org/draft/2020-12/schema#",
+)
+TYPE_NAMES = frozenset({"array", "boolean", "integer", "null", "number", "object", "string"})
+ANNOTATIONS: dict[str, Callable[[Any], bool]] = {
+    "title": lambda v: isinstance(v, str),
+    "description": lambda v: isinstance(v, str),
+    "$comment": lambda v: isinstance(v, str),
+    "default": lambda v: True,
+    "examples": lambda v: isinstance(v, list),
+    "deprecated": lambda v: isinstance(v, bool),
+    "readOnly": lambda v: isinstance(v, bool),
+    "writeOnly": lambda v: isinstance(v, bool),
+}
+HANDLED = frozenset(
+    {
+        "type", "properties", "required", "additionalProperties", "items", "enum", "const",
+        "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "minLength", "maxLength",
+        "minItems", "maxItems", "pattern", "format", "allOf", "anyOf", "$schema",
+    }
+)  # fmt: skip
+# Every keyword the Draft 2020-12 metaschema or validator knows; one not handled above
+# puts the schema outside the quick path.
+KNOWN = HANDLED | frozenset(ANNOTATIONS) | frozenset(
+    {
+        "$id", "$ref", "$anchor", "$dynamicRef", "$dynamicAnchor", "$vocabulary", "$defs",
+        "definitions", "dependencies", "$recursiveRef", "$recursiveAnchor", "prefixItems",
+        "contains", "patternProperties", "propertyNames", "dependentSchemas",
+        "dependentRequired", "unevaluatedItems", "unevaluatedProperties", "if", "then", "else",
+        "not", "oneOf", "multipleOf", "uniqueItems", "maxContains", "minContains",
+        "maxProperties", "minProperties", "contentEncoding", "contentMediaType",
+        "contentSchema",
+    }
+)  # fmt: skip
+
+
+class _Outside(Exception):
+    """The schema uses something the quick path does not handle."""
+
+
+def _always(value: Any) -> bool:
+    return True
+
+
+def _never(value: Any) -> bool:
+    return False
+
+
+def _is_int(v: Any) -> bool:
+    t = type(v)
+    return t is int or (t is float and v.is_integer())
+
+
+def _is_number(v: Any) -> bool:
+    t = type(v)
+    return t is int or t is float
+
+
+TYPE_TESTS: dict[str, Callable[[Any], bool]] = {
+    "string": lambda v: type(v) is str,
+    "integer": _is_int,
+    "number": _is_number,
+    "boolean": lambda v: type(v) is bool,
+    "object": lambda v: type(v) is dict,
+    "array": lambda v: type(v) is list,
+    "null": lambda v: v is None,
+}
+_SCALARS = {str: "s", bool: "b", int: "n", float: "n", type(None): "0"}
+
+
+def _scalar_key(v: Any) -> tuple[str, Any] | None:
+    """A value's identity under jsonschema's `equal` for scalars; None for anything else."""
+    kind = _SCALARS.get(type(v))
+    if kind is None or (kind == "n" and v != v):  # NaN equals nothing
+        return None
+    return kind, v
+
+
+def compile_quick(schema: Any, format_conforms: Callable[[Any, str], bool]) -> Accept | None:
+    """The quick accept of `schema`, or None when the schema is outside the quick path."""
+    if isinstance(schema, dict) and "$schema" in schema and schema["$schema"] not in DRAFT_2020_12:
+        return None
+    try:
+        return _Compiler(schema, format_conforms).node(schema, 0)
+    except (_Outside, RecursionError, TypeError, ValueError, re.error):
+        return None
+
+
+def _number(v: Any) -> bool:
+    return type(v) in (int, float) and v == v and v not in (float("inf"), float("-inf"))
+
+
+def _count(v: Any) -> bool:
+    return type(v) is int and v >= 0
+
+
+_REF = re.compile(r"#/\$defs/([A-Za-z0-9_.-]+)")
+_OBJECT_KEYS = frozenset({"properties", "required", "additionalProperties"})
+_BOUNDS = frozenset(
+    {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "minLength", "maxLength",
+     "minItems", "maxItems"}
+)  # fmt: skip
+
+
+class _Compiler:
+    """Compiles one root schema; `$ref`s to the root's `$defs` are compiled in place."""
+
+    def __init__(self, root: Any, conforms: Callable[[Any, str], bool]) -> None:
+        self.root = root
+        self.conforms = conforms
+        self.defs: dict[str, Accept] = {}
+        self.compiling: set[str] = set()
+
+    def node(self, schema: Any, depth: int) -> Accept:
+        if schema is True:
+            return _always
+        if schema is False:
+            return _never
+        if type(schema) is not dict or depth > 64:
+            raise _Outside
+        checks: list[Accept] = []
+        choices = shaped = False
+        for key, value in schema.items():
+            if key == "type":
+                checks.append(_type(value))
+            elif key in ANNOTATIONS:
+                if not ANNOTATIONS[key](value):
+                    raise _Outside
+            elif key in _OBJECT_KEYS:
+                shaped = True
+            elif key == "enum" or key == "const":
+                choices = True
+            elif key in _BOUNDS:
+                pass  # all at once below
+            elif key == "items":
+                checks.append(_items(self.node(value, depth + 1)))
+            elif key == "pattern":
+                checks.append(_pattern(value))
+            elif key == "format":
+                checks.append(_format(value, self.conforms))
+            elif key == "allOf" or key == "anyOf":
+                if type(value) is not list or not value:
+                    raise _Outside
+                subs = [self.node(sub, depth + 1) for sub in value]
+                checks.append(_all(subs) if key == "allOf" else _any(subs))
+            elif key == "$ref":
+                checks.append(self.ref(value, depth))
+            elif key == "$defs" or key == "$schema":
+                if depth or (key == "$defs" and not self.all_defs(value)):
+                    raise _Outside
+            elif key in KNOWN:
+                raise _Outside
+        if choices:
+            checks.append(_choices(schema))
+        if shaped:
+            checks.append(self.object(schema, depth))
+        if not _BOUNDS.isdisjoint(schema):
+            checks.extend(_bounds(schema))
+        return _all(checks)
+
+    def all_defs(self, defs: Any) -> bool:
+        if type(defs) is not dict:
+            return False
+        for name in defs:
+            self.definition(name)
+        return True
+
+    def ref(self, ref: Any, depth: int) -> Accept:
+        found = _REF.fullmatch(ref) if type(ref) is str else None
+        defs = self.root.get("$defs") if type(self.root) is dict else None
+        if found is None or type(defs) is not dict or found[1] not in defs:
+            raise _Outside
+        return self.definition(found[1])
+
+    def definition(self, name: str) -> Accept:
+        if name in self.defs:
+            return self.defs[name]
+        if name in self.compiling or _REF.fullmatch(f"#/$defs/{name}") is None:
+            raise _Outside  # a definition that refers to itself, or a name to escape
+        self.compiling.add(name)
+        self.defs[name] = self.node(self.root["$defs"][name], 1)
+        self.compiling.discard(name)
+        return self.defs[name]
+
+    def object(self, schema: dict[str, Any], depth: int) -> Accept:
+        props = schema.get("properties", {})
+        required = schema.get("required", [])
+        if type(props) is not dict or type(required) is not list:
+            raise _Outside
+        if any(type(r) is not str for r in required) or len(set(required)) != len(required):
+            raise _Outside
+        checks = {name: self.node(sub, depth + 1) for name, sub in props.items()}
+        extra: Accept = _always
+        if "additionalProperties" in schema:
+            extra = self.node(schema["additionalProperties"], depth + 1)
+        return _object(checks, tuple(required), extra)
+
+
+def _all(checks: list[Accept]) -> Accept:
+    """One predicate that holds when every check does (no generator on the common sizes)."""
+    checks = [c for c in checks if c is not _always]
+    if not checks:
+        return _always
+    if len(checks) == 1:
+        return checks[0]
+    if len(checks) == 2:
+        a, b = checks
+        return lambda v: a(v) and b(v)
+    if len(checks) == 3:
+        a, b, c = checks
+        return lambda v: a(v) and b(v) and c(v)
+
+    def accept(v: Any) -> bool:
+        for check in checks:
+            if not check(v):
+                return False
+        return True
+
+    return accept
+
+
+def _type(spec: Any) -> Accept:
+    if type(spec) is str:
+        if spec not in TYPE_NAMES:
+            raise _Outside
+        return TYPE_TESTS[spec]
+    if type(spec) is not list or not spec or len(set(spec)) != len(spec):
+        raise _Outside
+    if any(type(t) is not str or t not in TYPE_NAMES for t in spec):
+        raise _Outside
+    tests = tuple(TYPE_TESTS[t] for t in spec)
+    return lambda v: any(test(v) for test in tests)
+
+
+def _choices(schema: dict[str, Any]) -> Accept:
+    options = []
+    if "enum" in schema:
+        if type(schema["enum"]) is not list:
+            raise _Outside
+        options.append(schema["enum"])
+    if "const" in schema:
+        options.append([schema["const"]])
+    allowed = [{k for k in map(_scalar_key, values) if k is not None} for values in options]
+
+    def accept(v: Any) -> bool:
+        key = _scalar_key(v)
+        return key is not None and all(key in keys for keys in allowed)
+
+    return accept
+
+
+def _bounds(schema: dict[str, Any]) -> list[Accept]:
+    checks: list[Accept] = []
+    numeric = {
+        "minimum": lambda v, b: v >= b,
+        "maximum": lambda v, b: v <= b,
+        "exclusiveMinimum": lambda v, b: v > b,
+        "exclusiveMaximum": lambda v, b: v < b,
+    }
+    for key, holds in numeric.items():
+        if key in schema:
+            bound = schema[key]
+            if not _number(bound):
+                raise _Outside
+            checks.append(_numeric(holds, bound))
+    sized = {
+        "minLength": (str, 1),
+        "maxLength": (str, -1),
+        "minItems": (list, 1),
+        "maxItems": (list, -1),
+    }
+    for key, (kind, sign) in sized.items():
+        if key in schema:
+            limit = schema[key]
+            if not _count(limit):
+                raise _Outside
+            checks.append(_sized(kind, sign, limit))
+    return checks
+
+
+def _numeric(holds: Callable[[Any, Any], bool], bound: Any) -> Accept:
+    def accept(v: Any) -> bool:
+        t = type(v)
+        if t is int or t is float:
+            return v == v and holds(v, bound)
+        return not isinstance(v, int | float)  # not a number: the bound does not apply
+
+    return accept
+
+
+def _sized(kind: type, sign: int, limit: int) -> Accept:
+    if sign > 0:
+        return lambda v: type(v) is not kind or len(v) >= limit  # type: ignore[arg-type]
+    return lambda v: type(v) is not kind or len(v) <= limit  # type: ignore[arg-type]
+
+
+def _pattern(pattern: Any) -> Accept:
+    if type(pattern) is not str:
+        raise _Outside
+    compiled = re.compile(pattern)
+    return lambda v: type(v) is not str or compiled.search(v) is not None
+
+
+def _format(name: Any, conforms: Callable[[Any, str], bool]) -> Accept:
+    if type(name) is not str:
+        raise _Outside
+    return lambda v: conforms(v, name)
+
+
+def _object(checks: dict[str, Accept], needed: tuple[str, ...], extra: Accept) -> Accept:
+    def accept(v: Any) -> bool:
+        if type(v) is not dict:
+            return not isinstance(v, dict)  # a dict subclass: let jsonschema decide
+        for name in needed:
+            if name not in v:
+                return False
+        for name, value in v.items():
+            check = checks.get(name, extra)
+            if check is not _always and not check(value):
+                return False
+        return True
+
+    return accept
+
+
+def _items(check: Accept) -> Accept:
+    if check is _always:
+        return _always
+
+    def accept(v: Any) -> bool:
+        if type(v) is not list:
+            return not isinstance(v, list)
+        return all(check(item) for item in v)
+
+    return accept
+
+
+def _any(subs: list[Accept]) -> Accept:
+    if _always in subs:
+        return _always
+    return lambda v: any(sub(v) for sub in subs)
