@@ -303,6 +303,16 @@ class SegmentWriter:
         Rows are JSON-ready dicts keyed by ``TABLES[table]`` columns (extra keys are kept
         in the file and ignored by readers). Raises ValueError for an unknown table.
         """
+        return self.write_encoded({t: self.encode(t, rows) for t, rows in batch.items()})
+
+    def encode(self, table: str, rows: Sequence[Mapping[str, Any]]) -> bytes:
+        """The lines `write` would write for `rows` of `table` (to encode rows while they
+        are still in the CPU's cache, then `write_encoded` them)."""
+        encode = encode_plain_row if table in PLAIN_TABLES else encode_row
+        return b"".join(encode(row, self.max_line_bytes) for row in rows)
+
+    def write_encoded(self, batch: Mapping[str, bytes]) -> list[Path]:
+        """`write` for lines already encoded by `encode` (table -> lines)."""
         unknown = set(batch) - set(TABLES)
         if unknown:
             raise ValueError(f"unknown tables: {sorted(unknown)}")
@@ -319,10 +329,8 @@ class SegmentWriter:
             fsync_path(self.dir)
         return [final for _, final in staged]
 
-    def _stage(self, table: str, rows: Sequence[Mapping[str, Any]]) -> Path:
+    def _stage(self, table: str, data: bytes) -> Path:
         tmp = self.dir / f"{table}.{self.seq:010d}{SUFFIX}.tmp"
-        encode = encode_plain_row if table in PLAIN_TABLES else encode_row
-        data = b"".join(encode(row, self.max_line_bytes) for row in rows)
         with open(tmp, "wb") as f:
             f.write(data)
             f.flush()

@@ -166,21 +166,22 @@ def grade_run(
     remember_verdicts(known)
     graded_at = datetime.now(UTC).isoformat()
     grading = Grading(run, graded_at, judge, load_server_tools(capture))
-    rows = [grading.grade(case, observe_case(case, observations)) for case in cases]
+    writer = SegmentWriter(capture, f"grade-{_stamp()}-{secrets.token_hex(3)}")
+    rows, lines = [], []
+    for case in cases:
+        row = grading.grade(case, observe_case(case, observations))
+        rows.append(row)
+        lines.append(writer.encode("grades", [row.as_row()]))  # while it is in the cache
     if rows:
         verdicts = [
             SchemaVerdict(
                 schema_hash=k, checker=CHECKER, valid=e is None, error=e, checked_at=graded_at
-            )
+            ).model_dump(mode="json")
             for k, e in new_verdicts().items()
             if k not in known
         ]
-        writer = SegmentWriter(capture, f"grade-{_stamp()}-{secrets.token_hex(3)}")
-        writer.write(
-            {
-                "grades": [r.as_row() for r in rows],
-                "schema_checks": [v.model_dump(mode="json") for v in verdicts],
-            }
+        writer.write_encoded(
+            {"grades": b"".join(lines), "schema_checks": writer.encode("schema_checks", verdicts)}
         )
     return rows
 
