@@ -18,36 +18,14 @@ from pathlib import Path
 from typing import Any
 
 from bench_grade import make_schemas, make_workload  # type: ignore[import-not-found]
+from bench_store import exchange_row  # type: ignore[import-not-found]
 
 from toolproxy import store
 from toolproxy.grade.expectations import render_cases
-from toolproxy.grade.model import Case
-from toolproxy.records import Exchange, ToolCall, ToolOffered, schema_hash
+from toolproxy.records import ToolCall, ToolOffered, schema_hash
 from toolproxy.segments import SegmentWriter
 
 BATCH = 5_000
-
-
-def exchange_row(case: Case, i: int, started: datetime) -> dict[str, Any]:
-    return Exchange(
-        exchange_id=case.exchange_id or f"ex-{i}",
-        proxy_id="bench",
-        session_id=f"s-{i // 3}",
-        session_source="new",
-        started_at=started,
-        method="POST",
-        scheme="https",
-        host="api.example.com",
-        port=443,
-        path="/v1/chat/completions",
-        wire_format="openai_chat",
-        status_code=200,
-        parse_status="ok",
-        model_requested="gpt-test",
-        model_returned="gpt-test",
-        finish_reason="tool_calls",
-        messages=[{"role": "user", "content": f"request {i}"}],
-    ).model_dump(mode="json")
 
 
 def build(folder: Path, calls: int, schemas: int | None, seed: int = 7) -> tuple[Path, Path, int]:
@@ -67,7 +45,12 @@ def build(folder: Path, calls: int, schemas: int | None, seed: int = 7) -> tuple
     for i, (case, observation) in enumerate(work):
         case = case.model_copy(update={"exchange_id": f"ex-{i}"})
         cases.append(case)
-        ex = exchange_row(case, i, started)
+        ex = exchange_row(i) | {
+            "exchange_id": case.exchange_id,
+            "session_id": f"s-{i // 3}",
+            "started_at": started.isoformat(),
+            "finish_reason": "tool_calls",
+        }
         batch["exchanges"].append(ex)
         link = {k: ex[k] for k in ("exchange_id", "session_id", "started_at")}
         for pos, tool in enumerate(observation.offered):

@@ -116,7 +116,7 @@ async def test_mcp_traffic_through_the_proxy_is_recorded(capture, json_response)
         "e.streamed, e.parse_status, e.status_code FROM exchanges e LEFT JOIN mcp_messages m "
         "ON m.exchange_id = e.exchange_id AND m.position = 0",
     )
-    assert {e[3] for e in exchanges} == {"mcp"}
+    assert {e[3] for e in exchanges} == {"mcp"}, exchanges
     assert len({e[4] for e in exchanges}) == 1  # one MCP session, one toolproxy session
     stream = not json_response  # requests are answered as event streams in SSE mode
     assert {e[:3]: e[5:] for e in exchanges} == {
