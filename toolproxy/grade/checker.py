@@ -49,7 +49,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from toolproxy.grade.labels import Label, first_label
-from toolproxy.grade.matchers import Judge, coercions, fast_equal, match, matches, show
+from toolproxy.grade.matchers import Judge, coercions, fast_equal, match, show
 from toolproxy.grade.model import (
     ArgGrade,
     CallGrade,
@@ -60,11 +60,13 @@ from toolproxy.grade.model import (
     Observation,
     ObservedCall,
 )
-from toolproxy.grade.parsecheck import classify, decode_nested, explain, json_type
+from toolproxy.grade.pairing import Pair, ToolNames, pair_calls
+from toolproxy.grade.parsecheck import call_arguments, json_type
 from toolproxy.grade.schemastage import Flagged, check_schema
 from toolproxy.schemacheck import CompiledSchema, ResolvedSchema, compile_schema, resolve_schema
-from toolproxy.toolnames import same_tool
 from toolproxy.wire.common import parse_arguments
+
+__all__ = ["Pair", "ToolNames", "grade_case", "make_grader", "offered_tools"]
 
 Grader = Callable[[Case, Observation], CaseGrade]
 Compiler = Callable[[Any], CompiledSchema]
@@ -108,24 +110,6 @@ def offered_tools(tools: Any) -> list[_Tool]:
     return found
 
 
-class ToolNames:
-    """How one case compares called names with expected ones: a name that was not offered
-    (when the offered tools are known) never means an expected tool, and a server prefix
-    counts only for a real MCP server (`toolnames`)."""
-
-    __slots__ = ("offered", "servers")
-
-    def __init__(self, offered: frozenset[str] = frozenset(), servers: tuple[str, ...] = ()):
-        self.offered = offered  # names offered to the model (empty: not known)
-        self.servers = servers  # real MCP server names
-
-    def same(self, observed: str | None, expected: str) -> bool:
-        """Does the called name mean the expected tool?"""
-        if not observed or (self.offered and observed not in self.offered):
-            return False
-        return observed == expected or same_tool(observed, expected, self.servers)
-
-
 def grade_case(
     case: Case,
     observation: Observation,
@@ -153,7 +137,7 @@ def grade_case(
     tools = offered_tools(observation.offered or case.tools)
     servers = tuple({s for s, _, _ in server_tools}) if server_tools else ()
     names = ToolNames(frozenset(t.name for t in tools), servers)
-    pairs = _pair(case, observed, names)
+    pairs = pair_calls(case, observed, names)
     if any(label for _, _, label in pairs):
         return _finish(
             base, [_selection(e, o, label, _extra(e, label), names) for e, o, label in pairs]
@@ -217,100 +201,6 @@ def _wrong_tool(e: ExpectedCall | None, o: ObservedCall | None, names: ToolNames
     return f"called {called!r}, expected {e.tool!r}{order}"
 
 
-Pair = tuple[ExpectedCall | None, ObservedCall | None, Label | None]
-
-
-def _pair(case: Case, observed: list[ObservedCall], names: ToolNames) -> list[Pair]:
-    """Expected calls paired with observed ones, each pair with its selection label."""
-    expected = case.calls
-    if not expected:  # "some call" expected: every call passes selection
-        return [(None, o, None) for o in observed]
-    if case.order == "ordered":
-        if len(expected) == len(observed) and all(
-            names.same(o.name, e.tool) for e, o in zip(expected, observed, strict=True)
-        ):  # what the walk below finds when every call is where it was expected
-            return [(e, o, None) for e, o in zip(expected, observed, strict=True)]
-        taken: dict[int, int] = {}
-        start = 0
-        for i, e in enumerate(expected):
-            j = next(
-                (j for j in range(start, len(observed)) if names.same(observed[j].name, e.tool)),
-                None,
-            )
-            if j is not None:
-                taken[i], start = j, j + 1
-    else:
-        taken = _pair_unordered(expected, observed, names)
-    used = set(taken.values())
-    left_e = [i for i in range(len(expected)) if i not in taken]
-    left_o = [j for j in range(len(observed)) if j not in used]
-    wrong = dict(zip(left_e, left_o, strict=False))
-    pairs: list[Pair] = []
-    for i, e in enumerate(expected):
-        if i in taken:
-            pairs.append((e, observed[taken[i]], None))
-        elif i in wrong:
-            pairs.append((e, observed[wrong[i]], "wrong_tool"))
-        else:
-            pairs.append((e, None, "parallel_collapse"))
-    for j in left_o[len(left_e) :]:
-        known = any(names.same(observed[j].name, e.tool) for e in expected)
-        pairs.append((None, observed[j], None if known else "wrong_tool"))
-    return pairs
-
-
-def _pair_unordered(
-    expected: list[ExpectedCall], observed: list[ObservedCall], names: ToolNames
-) -> dict[int, int]:
-    candidates = [
-        (i, j)
-        for i, e in enumerate(expected)
-        for j, o in enumerate(observed)
-        if names.same(o.name, e.tool)
-    ]
-    # argument scores matter only where a call could pair with more than one expectation
-    crowded = len({i for i, _ in candidates}) < len(candidates) or len(
-        {j for _, j in candidates}
-    ) < len(candidates)
-    if crowded:
-        parsed = {j: _parse(observed[j], incomplete=False)[0] for j in {j for _, j in candidates}}
-        scored = [(-_score(expected[i], parsed[j]), i, j) for i, j in candidates]
-    else:
-        scored = [(0, i, j) for i, j in candidates]
-    taken: dict[int, int] = {}
-    used: set[int] = set()
-    for _, i, j in sorted(scored):
-        if i not in taken and j not in used:
-            taken[i] = j
-            used.add(j)
-    return taken
-
-
-def _score(e: ExpectedCall, args: dict[str, Any] | None) -> int:
-    if not isinstance(args, dict):
-        return 0
-    return sum(2 if matches(m, args[k]) else 1 for k, m in e.args.items() if k in args)
-
-
-def _parse(o: ObservedCall, incomplete: bool) -> tuple[dict[str, Any] | None, Label | None, str]:
-    """The call's arguments as an object, or the parse label and why."""
-    if o.arguments is not None and o.parse_error is None:  # the wire parser's own reading
-        value = o.arguments
-        if isinstance(value, dict):
-            return value, None, ""
-        if isinstance(value, str) and isinstance(decode_nested(value), dict):
-            return None, "escaping_error", "arguments are a JSON object encoded in a string"
-        return None, "malformed_json", f"arguments are a JSON {json_type(value)}, not an object"
-    label = classify(o.arguments_raw)
-    if label is None:
-        value, _ = parse_arguments(o.arguments_raw)
-        return value if isinstance(value, dict) else {}, None, ""
-    why = explain(o.arguments_raw) or o.parse_error or "arguments do not parse"
-    if incomplete and label != "truncation":
-        return None, "truncation", f"the reply ended early: {why}"
-    return None, label, why
-
-
 def _resolve(
     name: str | None, tools: list[_Tool], server_tools: Sequence[ServerTool]
 ) -> ResolvedSchema:
@@ -343,7 +233,7 @@ def _grade_call(
         schema_source=resolved.source,
     )
     wanted = e.args if e else {}
-    args, label, why = _parse(o, incomplete)
+    args, label, why = call_arguments(o, incomplete)
     if args is None:
         grade.stage_failed, grade.label, grade.errors = "parse", label, [why]
         grade.args = [ArgGrade(name=k, bucket="malformed", detail=why) for k in wanted]

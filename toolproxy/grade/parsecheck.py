@@ -21,9 +21,10 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from toolproxy.grade.labels import Label
+from toolproxy.grade.model import ObservedCall
 from toolproxy.wire.common import parse_arguments
 
 ScanStatus = Literal["complete", "prefix", "empty", "error"]
@@ -271,3 +272,25 @@ def explain(text: str) -> str:
     if found.status == "prefix":
         return f"arguments end early ({error})"
     return error
+
+
+def call_arguments(
+    o: ObservedCall, incomplete: bool
+) -> tuple[dict[str, Any] | None, Label | None, str]:
+    """A call's arguments as an object, or the parse stage's label and why (`incomplete`:
+    the reply ended early, so text that does not parse is truncation)."""
+    if o.arguments is not None and o.parse_error is None:  # the wire parser's own reading
+        value = o.arguments
+        if isinstance(value, dict):
+            return value, None, ""
+        if isinstance(value, str) and isinstance(decode_nested(value), dict):
+            return None, "escaping_error", "arguments are a JSON object encoded in a string"
+        return None, "malformed_json", f"arguments are a JSON {json_type(value)}, not an object"
+    label = classify(o.arguments_raw)
+    if label is None:
+        value, _ = parse_arguments(o.arguments_raw)
+        return value if isinstance(value, dict) else {}, None, ""
+    why = explain(o.arguments_raw) or o.parse_error or "arguments do not parse"
+    if incomplete and label != "truncation":
+        return None, "truncation", f"the reply ended early: {why}"
+    return None, label, why

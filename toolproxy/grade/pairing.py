@@ -1,0 +1,114 @@
+"""Selection: which observed call answers which expected one (the checker's first stage).
+
+`pair_calls` pairs a case's expected calls with the observed ones and gives each pair its
+selection label (None, `wrong_tool` or `parallel_collapse`; an observed call left over is
+an extra call, `wrong_tool` when no expected call names its tool). `ordered` cases walk the
+expectation in order, taking each tool's next call; `unordered` ones pair by tool, then,
+where a call could answer more than one expectation, by the best argument match. Names are
+compared by `ToolNames` (`toolnames.same_tool`, offered names only). Pure.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from toolproxy.grade.labels import Label
+from toolproxy.grade.matchers import matches
+from toolproxy.grade.model import Case, ExpectedCall, ObservedCall
+from toolproxy.grade.parsecheck import call_arguments
+from toolproxy.toolnames import same_tool
+
+
+class ToolNames:
+    """How one case compares called names with expected ones: a name that was not offered
+    (when the offered tools are known) never means an expected tool, and a server prefix
+    counts only for a real MCP server (`toolnames`)."""
+
+    __slots__ = ("offered", "servers")
+
+    def __init__(self, offered: frozenset[str] = frozenset(), servers: tuple[str, ...] = ()):
+        self.offered = offered  # names offered to the model (empty: not known)
+        self.servers = servers  # real MCP server names
+
+    def same(self, observed: str | None, expected: str) -> bool:
+        """Does the called name mean the expected tool?"""
+        if not observed or (self.offered and observed not in self.offered):
+            return False
+        return observed == expected or same_tool(observed, expected, self.servers)
+
+
+Pair = tuple[ExpectedCall | None, ObservedCall | None, Label | None]
+
+
+def pair_calls(case: Case, observed: list[ObservedCall], names: ToolNames) -> list[Pair]:
+    """Expected calls paired with observed ones, each pair with its selection label."""
+    expected = case.calls
+    if not expected:  # "some call" expected: every call passes selection
+        return [(None, o, None) for o in observed]
+    if case.order == "ordered":
+        if len(expected) == len(observed) and all(
+            names.same(o.name, e.tool) for e, o in zip(expected, observed, strict=True)
+        ):  # what the walk below finds when every call is where it was expected
+            return [(e, o, None) for e, o in zip(expected, observed, strict=True)]
+        taken: dict[int, int] = {}
+        start = 0
+        for i, e in enumerate(expected):
+            j = next(
+                (j for j in range(start, len(observed)) if names.same(observed[j].name, e.tool)),
+                None,
+            )
+            if j is not None:
+                taken[i], start = j, j + 1
+    else:
+        taken = _pair_unordered(expected, observed, names)
+    used = set(taken.values())
+    left_e = [i for i in range(len(expected)) if i not in taken]
+    left_o = [j for j in range(len(observed)) if j not in used]
+    wrong = dict(zip(left_e, left_o, strict=False))
+    pairs: list[Pair] = []
+    for i, e in enumerate(expected):
+        if i in taken:
+            pairs.append((e, observed[taken[i]], None))
+        elif i in wrong:
+            pairs.append((e, observed[wrong[i]], "wrong_tool"))
+        else:
+            pairs.append((e, None, "parallel_collapse"))
+    for j in left_o[len(left_e) :]:
+        known = any(names.same(observed[j].name, e.tool) for e in expected)
+        pairs.append((None, observed[j], None if known else "wrong_tool"))
+    return pairs
+
+
+def _pair_unordered(
+    expected: list[ExpectedCall], observed: list[ObservedCall], names: ToolNames
+) -> dict[int, int]:
+    candidates = [
+        (i, j)
+        for i, e in enumerate(expected)
+        for j, o in enumerate(observed)
+        if names.same(o.name, e.tool)
+    ]
+    # argument scores matter only where a call could pair with more than one expectation
+    crowded = len({i for i, _ in candidates}) < len(candidates) or len(
+        {j for _, j in candidates}
+    ) < len(candidates)
+    if crowded:
+        parsed = {
+            j: call_arguments(observed[j], incomplete=False)[0] for j in {j for _, j in candidates}
+        }
+        scored = [(-_score(expected[i], parsed[j]), i, j) for i, j in candidates]
+    else:
+        scored = [(0, i, j) for i, j in candidates]
+    taken: dict[int, int] = {}
+    used: set[int] = set()
+    for _, i, j in sorted(scored):
+        if i not in taken and j not in used:
+            taken[i] = j
+            used.add(j)
+    return taken
+
+
+def _score(e: ExpectedCall, args: dict[str, Any] | None) -> int:
+    if not isinstance(args, dict):
+        return 0
+    return sum(2 if matches(m, args[k]) else 1 for k, m in e.args.items() if k in args)
