@@ -41,12 +41,24 @@ class _ModelConfig:
     underscore_to_dot: bool
 
 
-def load_checker() -> Any:
-    """BFCL's `ast_checker` function, or SystemExit naming the setup command."""
+def _importable() -> None:
     if not (ROOT / "bfcl_eval").is_dir():
         raise SystemExit(f"{ROOT} is missing: run scripts/bench-deps.sh first")
     if str(ROOT) not in sys.path:
         sys.path.insert(0, str(ROOT))
+
+
+def type_mapping() -> dict[str, str]:
+    """BFCL's own BFCL-type -> JSON Schema type mapping (what its OpenAI handlers send)."""
+    _importable()
+    from bfcl_eval.constants.type_mappings import GORILLA_TO_OPENAPI
+
+    return GORILLA_TO_OPENAPI
+
+
+def load_checker() -> Any:
+    """BFCL's `ast_checker` function, or SystemExit naming the setup command."""
+    _importable()
     stand_in = types.ModuleType("bfcl_eval.constants.model_config")
     stand_in.MODEL_CONFIG_MAPPING = {MODEL: _ModelConfig(underscore_to_dot=True)}  # type: ignore[attr-defined]
     sys.modules["bfcl_eval.constants.model_config"] = stand_in

@@ -9,8 +9,8 @@ in another order. The output is then given two ways:
 - BFCL's: `(functions, model_output, ground_truth, category)` for `ast_checker`;
 - toolproxy's: a `Case` (possible answers as matchers: one value exact, several any_of,
   "" among them optional; no arguments beyond them) and an `Observation` whose offered
-  tools are the functions as OpenAI sees them (BFCL's own conversion: dots in names to
-  underscores, BFCL types to JSON Schema types).
+  tools are the functions as OpenAI sees them (as BFCL converts them: dots in names to
+  underscores, BFCL types to JSON Schema types by its own `GORILLA_TO_OPENAPI`).
 """
 
 from __future__ import annotations
@@ -21,22 +21,10 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
+from bfcl_arm import type_mapping  # type: ignore[import-not-found]
+
 from toolproxy.grade.model import Case, ExpectedCall, Matcher, Observation, ObservedCall
 
-TYPES = {
-    "integer": "integer",
-    "number": "number",
-    "float": "number",
-    "string": "string",
-    "boolean": "boolean",
-    "bool": "boolean",
-    "array": "array",
-    "list": "array",
-    "dict": "object",
-    "object": "object",
-    "tuple": "array",
-    "any": "string",
-}
 KINDS = (
     "right",
     "right",
@@ -77,7 +65,7 @@ def to_schema(node: Any) -> Any:
     out = {}
     for key, value in node.items():
         if key == "type" and isinstance(value, str):
-            out[key] = TYPES.get(value, "string")
+            out[key] = type_mapping().get(value, "string")
         elif key == "properties" and isinstance(value, dict):
             out[key] = {k: to_schema(v) for k, v in value.items()}
         elif key in ("items", "additionalProperties"):

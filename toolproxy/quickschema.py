@@ -41,7 +41,6 @@ DRAFT_2020_12 = (
     "https://json-schema.org/draft/2020-12/schema",
     "https://json-schema.org/draft/2020-12/schema#",
 )
-TYPE_NAMES = frozenset({"array", "boolean", "integer", "null", "number", "object", "string"})
 ANNOTATIONS: dict[str, Callable[[Any], bool]] = {
     "title": lambda v: isinstance(v, str),
     "description": lambda v: isinstance(v, str),
@@ -105,6 +104,7 @@ TYPE_TESTS: dict[str, Callable[[Any], bool]] = {
     "array": lambda v: type(v) is list,
     "null": lambda v: v is None,
 }
+TYPE_NAMES = frozenset(TYPE_TESTS)
 _SCALARS = {str: "s", bool: "b", int: "n", float: "n", type(None): "0"}
 
 

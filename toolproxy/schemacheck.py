@@ -97,10 +97,11 @@ def resolve_schema(
     """
     if call_name is None:
         return ResolvedSchema(None, "none")
-    schemas = {(server, tool): schema for server, tool, schema in server_tools}
-    hit = match_tool(call_name, schemas)
-    if hit is not None:
-        return ResolvedSchema(schemas[hit], "mcp_server", hit[0], hit[1])
+    if server_tools:
+        schemas = {(server, tool): schema for server, tool, schema in server_tools}
+        hit = match_tool(call_name, schemas)
+        if hit is not None:
+            return ResolvedSchema(schemas[hit], "mcp_server", hit[0], hit[1])
     for tool in offered:
         if tool.name == call_name:
             return ResolvedSchema(tool.parameters, "offered", None, tool.name)
@@ -111,7 +112,7 @@ class CompiledSchema:
     """A schema ready to validate with: a quick accept (`quickschema`), its jsonschema
     validator (built on first use), or why there is none (`error`)."""
 
-    __slots__ = ("key", "error", "quick", "schema", "formats", "_validator", "_build")
+    __slots__ = ("key", "error", "quick", "schema", "formats", "_validator")
 
     def __init__(
         self,

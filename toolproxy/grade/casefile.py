@@ -17,12 +17,12 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-import orjson
 import yaml
 from pydantic import BaseModel, Field
 
 from toolproxy.errors import UserError
-from toolproxy.jsonfast import has_long_number
+from toolproxy.jsonfast import SLOW as _SLOW
+from toolproxy.jsonfast import fast_loads
 
 FieldPath = tuple[str | int, ...]  # a field path inside one case: ("calls", 0, "tool")
 # A raw case with a function from a path inside it to its 1-based line.
@@ -234,20 +234,12 @@ def _pairs_and_colons(value: Any) -> int:
 
 
 def _fast_line(line: str) -> Any:
-    """The line parsed by orjson when that is certainly what json.loads would give and no
-    key is duplicated; else _SLOW (then the json module reads it and words any error)."""
-    if "\\u" in line or has_long_number(line):
-        # an escaped colon would upset the duplicate-key count; orjson reads integers
-        # beyond 64 bits as floats
+    """`jsonfast.fast_loads` of the line when no key is duplicated in it; else _SLOW (then
+    the json module reads it and words any error)."""
+    if "\\u" in line:  # an escaped colon would upset the duplicate-key count
         return _SLOW
-    try:
-        raw = orjson.loads(line)
-    except orjson.JSONDecodeError:  # also NaN, and integers beyond 64 bits: json.loads decides
-        return _SLOW
-    return raw if _pairs_and_colons(raw) == line.count(":") else _SLOW
-
-
-_SLOW = object()
+    raw = fast_loads(line)
+    return raw if raw is not _SLOW and _pairs_and_colons(raw) == line.count(":") else _SLOW
 
 
 def _read_jsonl(path: Path, text: str, issues: list[Issue]) -> list[Located]:

@@ -49,7 +49,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from toolproxy.grade.labels import Label, first_label
-from toolproxy.grade.matchers import Judge, coercions, fast_equal, match, show
+from toolproxy.grade.matchers import Judge, coercions, deep_equal, match, show
 from toolproxy.grade.model import (
     ArgGrade,
     CallGrade,
@@ -63,7 +63,7 @@ from toolproxy.grade.model import (
 from toolproxy.grade.pairing import Pair, ToolNames, pair_calls
 from toolproxy.grade.parsecheck import call_arguments, json_type
 from toolproxy.grade.schemastage import Flagged, check_schema
-from toolproxy.schemacheck import CompiledSchema, ResolvedSchema, compile_schema, resolve_schema
+from toolproxy.schemacheck import CompiledSchema, compile_schema, resolve_schema
 from toolproxy.wire.common import parse_arguments
 
 __all__ = ["Pair", "ToolNames", "grade_case", "make_grader", "offered_tools"]
@@ -201,21 +201,6 @@ def _wrong_tool(e: ExpectedCall | None, o: ObservedCall | None, names: ToolNames
     return f"called {called!r}, expected {e.tool!r}{order}"
 
 
-def _resolve(
-    name: str | None, tools: list[_Tool], server_tools: Sequence[ServerTool]
-) -> ResolvedSchema:
-    """`resolve_schema`, without its MCP name matching when there are no server tools."""
-    if server_tools or name is None:
-        return resolve_schema(name, tools, server_tools)
-    for tool in tools:
-        if tool.name == name:
-            return ResolvedSchema(tool.parameters, "offered", None, tool.name)
-    return _NONE
-
-
-_NONE = ResolvedSchema(None, "none", None, None)
-
-
 def _grade_call(
     e: ExpectedCall | None,
     o: ObservedCall,
@@ -225,7 +210,7 @@ def _grade_call(
     incomplete: bool,
     compiler: Compiler,
 ) -> CallGrade:
-    resolved = _resolve(o.name, tools, server_tools)
+    resolved = resolve_schema(o.name, tools, server_tools)
     grade = CallGrade(
         expected_tool=e.tool if e else None,
         actual_tool=o.name,
@@ -285,7 +270,7 @@ def _match_args(
 def _match_one(
     name: str, m: Matcher, value: Any, judge: Judge | None, failed_before: bool
 ) -> tuple[Label | None, ArgGrade]:
-    if m.kind == "exact" and fast_equal(m.value, value):  # the common case, without detail
+    if m.kind == "exact" and deep_equal(m.value, value):  # the common case, without detail
         return None, ArgGrade(name, "ok")
     if m.kind == "judge" and failed_before:
         why = "not judged: the call failed the schema stage"

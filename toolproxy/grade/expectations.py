@@ -283,22 +283,19 @@ def parse_matcher(value: Any) -> Matcher:
     return _matcher(value)
 
 
-def _matcher(value: Any) -> Matcher:
-    """A matcher value already checked (by `parse_matcher`, or as part of a case)."""
-    if not is_matcher_object(value):
-        return Matcher(kind="exact", value=value)
-    kind = value.get("match", "any")
-    fields = {f: value[f] for f in FIELDS[kind] if f in value}
-    return Matcher(kind=kind, optional=value.get("optional", False), **fields)
-
-
 def _matcher_fields(value: Any) -> dict[str, Any]:
-    """`_matcher`'s fields, for pydantic to build the Matcher with the rest of the case."""
+    """A checked matcher value's `Matcher` fields (plain value: exact), for pydantic to build
+    alone or with the rest of its case."""
     if not is_matcher_object(value):
         return {"kind": "exact", "value": value}
     kind = value.get("match", "any")
     fields = {f: value[f] for f in FIELDS[kind] if f in value}
     return fields | {"kind": kind, "optional": value.get("optional", False)}
+
+
+def _matcher(value: Any) -> Matcher:
+    """A matcher value already checked (by `parse_matcher`, or as part of a case)."""
+    return Matcher.model_validate(_matcher_fields(value))
 
 
 def _to_case(raw: dict[str, Any]) -> Case:

@@ -66,34 +66,16 @@ def _scalar_equal(a: Any, b: Any) -> bool:
 _PLAIN = frozenset({str, int, float})
 
 
-def fast_equal(a: Any, b: Any) -> bool:
-    """`deep_equal`, with shortcuts for two strings or two numbers of the same type, and
-    for lists of them."""
-    t = type(a)
-    if t is not type(b):
-        return deep_equal(a, b)
-    if t in _PLAIN:
-        return bool(a == b)
-    if t is list:
-        if len(a) != len(b):
-            return False
-        for x, y in zip(a, b, strict=True):
-            tx = type(x)
-            if tx is type(y) and tx in _PLAIN:
-                if x != y:
-                    return False
-            elif not deep_equal(x, y):
-                return False
-        return True
-    return deep_equal(a, b)
-
-
 def deep_equal(a: Any, b: Any) -> bool:
     """Equal by value at any depth (iterative, so deep values cannot overflow the stack)."""
     pending = [(a, b)]
     while pending:
         x, y = pending.pop()
-        if isinstance(x, dict) and isinstance(y, dict):
+        t = type(x)
+        if t is type(y) and t in _PLAIN:  # two strings, or two numbers of one type
+            if x != y:
+                return False
+        elif isinstance(x, dict) and isinstance(y, dict):
             if x.keys() != y.keys():
                 return False
             pending.extend((x[k], y[k]) for k in x)
@@ -258,9 +240,9 @@ def match(matcher: Matcher, value: Any, judge: Judge | None = None) -> MatchResu
 def matches(matcher: Matcher, value: Any) -> bool:
     """`match` as a plain yes/no, without its detail (for pairing calls by their arguments)."""
     if matcher.kind == "exact":
-        return fast_equal(matcher.value, value)
+        return deep_equal(matcher.value, value)
     if matcher.kind in ("any_of", "enum"):
-        return any(fast_equal(c, value) for c in _choices(matcher))
+        return any(deep_equal(c, value) for c in _choices(matcher))
     return matcher.kind != "judge" and match(matcher, value)[0] is True
 
 

@@ -37,8 +37,9 @@ EXCHANGE_COLUMNS = (
     "finish_reason, assistant_text, parse_status, parse_error, wire_format, status_code, "
     "error_kind, error_message"
 )
-CALL_COLUMNS = 'exchange_id, "index", call_id, name, arguments_raw, arguments, parse_error'
-OFFERED_COLUMNS = "exchange_id, position, name, parameters"
+# the `tool_calls` columns an ObservedCall is made of, in `_call`'s order
+_CALL_FIELDS = ("index", "call_id", "name", "arguments_raw", "arguments", "parse_error")
+CALL_COLUMNS = ", ".join(["exchange_id", *(f'"{f}"' for f in _CALL_FIELDS)])
 
 
 class Ungradable(BaseModel):
@@ -55,27 +56,42 @@ def build_observation(
 ) -> Observation:
     """An Observation from one `exchanges` row and its `tool_calls` / `tools_offered` rows
     (dicts keyed by column; JSON columns may be text or already decoded)."""
+    ordered = sorted(calls, key=lambda c: c.get("index") or 0)
+    return _observation(
+        exchange,
+        [_call(*(c.get(k) for k in _CALL_FIELDS)) for c in ordered],
+        [
+            {"name": t.get("name"), "parameters": decoded(t.get("parameters"))}
+            for t in sorted(offered, key=lambda t: t.get("position") or 0)
+        ],
+    )
+
+
+def _call(
+    index: Any, call_id: Any, name: Any, raw: Any, arguments: Any, error: Any
+) -> ObservedCall:
+    """One `tool_calls` row's columns (`_CALL_FIELDS`, as stored) as an ObservedCall."""
+    return ObservedCall(
+        index=index or 0,
+        call_id=call_id,
+        name=name,
+        arguments_raw=raw or "",
+        arguments=decoded(arguments),
+        parse_error=error,
+    )
+
+
+def _observation(
+    exchange: Mapping[str, Any], calls: list[ObservedCall], offered: list[dict[str, Any]]
+) -> Observation:
     return Observation(
         exchange_id=exchange.get("exchange_id"),
         session_id=exchange.get("session_id"),
         model=exchange.get("model"),
         finish_reason=exchange.get("finish_reason"),
         complete=exchange.get("parse_status") != "partial",
-        calls=[
-            ObservedCall(
-                index=c.get("index") or 0,
-                call_id=c.get("call_id"),
-                name=c.get("name"),
-                arguments_raw=c.get("arguments_raw") or "",
-                arguments=decoded(c.get("arguments")),
-                parse_error=c.get("parse_error"),
-            )
-            for c in sorted(calls, key=lambda c: c.get("index") or 0)
-        ],
-        offered=[
-            {"name": t.get("name"), "parameters": decoded(t.get("parameters"))}
-            for t in sorted(offered, key=lambda t: t.get("position") or 0)
-        ],
+        calls=calls,
+        offered=offered,
     )
 
 
@@ -151,17 +167,8 @@ def load_observations(
         ],
     )
     calls_of: dict[str, list[ObservedCall]] = {}
-    for eid, index, call_id, name, raw, arguments, error in calls:
-        calls_of.setdefault(eid, []).append(
-            ObservedCall(
-                index=index or 0,
-                call_id=call_id,
-                name=name,
-                arguments_raw=raw or "",
-                arguments=decoded(arguments),
-                parse_error=error,
-            )
-        )
+    for eid, *columns in calls:
+        calls_of.setdefault(eid, []).append(_call(*columns))
     schema_of = {key: decoded(text) for key, text in schemas}
     for key, schema in schema_of.items():
         note_schema_key(schema, key)  # so the checker need not hash it again
@@ -174,13 +181,5 @@ def load_observations(
         eid = ex["exchange_id"]
         found = calls_of.get(eid, [])
         problem = check_exchange(ex, len(found))
-        result[eid] = problem or Observation(
-            exchange_id=eid,
-            session_id=ex["session_id"],
-            model=ex["model"],
-            finish_reason=ex["finish_reason"],
-            complete=ex["parse_status"] != "partial",
-            calls=found,
-            offered=offered_of.get(eid, []),
-        )
+        result[eid] = problem or _observation(ex, found, offered_of.get(eid, []))
     return result
