@@ -20,3 +20,27 @@ def scripted_upstream() -> Iterator[ScriptedUpstream]:
 
 
 # --- end scripted upstream -------------------------------------------------------------
+
+
+# --- the checkout stays clean (owner: every test) --------------------------------------
+from pathlib import Path  # noqa: E402
+
+CHECKOUT = Path(__file__).resolve().parent.parent
+
+
+def _checkout_captures() -> set[str]:
+    folder = CHECKOUT / "captures"
+    return {p.name for p in folder.iterdir()} if folder.is_dir() else set()
+
+
+@pytest.fixture(autouse=True)
+def checkout_stays_clean() -> Iterator[None]:
+    """No test writes a capture into the checkout (the CLI's and the addon's default
+    `captures/default` is relative to the working directory, which is the checkout)."""
+    before = _checkout_captures()
+    yield
+    new = _checkout_captures() - before
+    assert not new, f"the test wrote captures into the checkout: {sorted(new)}"
+
+
+# --- end the checkout stays clean ------------------------------------------------------

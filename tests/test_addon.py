@@ -91,6 +91,13 @@ def play(addon, flow, body, response_body, chunk=7, status=200):
     return got
 
 
+@pytest.fixture(autouse=True)
+def in_tmp_dir(tmp_path, monkeypatch):
+    """mitmproxy's test context configures the addon with its defaults first, and the
+    default capture (`captures/default`) is relative to the working directory."""
+    monkeypatch.chdir(tmp_path)
+
+
 @pytest.fixture
 def capture(tmp_path):
     return tmp_path / "cap"

@@ -8,10 +8,11 @@ import time
 from pathlib import Path
 
 import httpx
+import pytest
 
 from toolproxy.proxy import ADDON_SCRIPT, free_port, wait_listening
 
-from .conftest import wait_rows
+from .conftest import assert_clean, wait_rows
 
 BIN = Path(sys.executable).parent
 
@@ -121,4 +122,14 @@ def test_mitmweb_loads_the_addon_and_records(upstream, tmp_path):
         assert wait_rows(capture, "SELECT wire_format FROM exchanges", 1) == [("openai_chat",)]
     finally:
         text = finish(proc, out)
-    assert "Addon error" not in text and "toolproxy/" not in text
+    assert_clean(text)
+
+
+def test_a_clean_log_is_judged_by_our_files_not_by_the_checkout_folder_name():
+    # a checkout cloned into a folder named toolproxy: mitmdump names the script's path
+    script = "/home/user/toolproxy/addons/toolproxy_capture.py"
+    assert_clean(f"[10:00:00.000] Loading script {script}\nHTTP(S) proxy listening at *:8080.")
+    addon = Path(__file__).resolve().parents[2] / "toolproxy" / "addon.py"
+    broken = f'Addon error: boom\nTraceback (most recent call last):\n  File "{addon}", line 3'
+    with pytest.raises(AssertionError):
+        assert_clean(broken.replace("Addon error: boom\n", ""))
