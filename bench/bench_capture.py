@@ -28,7 +28,7 @@ from pathlib import Path
 import httpx
 
 from toolproxy import store
-from toolproxy.proxy import ProxySpec, RunningProxy, free_port, wait_listening
+from toolproxy.capture.proxy import ProxySpec, RunningProxy, free_port, wait_listening
 from toolproxy.scripted import Reply, Script, ScriptedCall
 
 BODY = {

@@ -30,11 +30,17 @@ from typing import Any
 
 from bench_store import exchange_row, timed  # type: ignore[import-not-found]
 
-from toolproxy import catalog, store
-from toolproxy.segments import KEY_COLUMNS, MAX_LINE_BYTES, TABLES, SegmentWriter, segment_glob
-from toolproxy.store import compaction
+from toolproxy import store
+from toolproxy.store import catalog, compaction
 from toolproxy.store.autocompact import AutoCompactor
-from toolproxy.store.catalogdb import compacted_columns
+from toolproxy.store.connection import compacted_columns
+from toolproxy.store.segments import (
+    KEY_COLUMNS,
+    MAX_LINE_BYTES,
+    TABLES,
+    SegmentWriter,
+    segment_glob,
+)
 
 QUERIES: dict[str, str] = {
     "sessions, newest 50": "SELECT * FROM sessions ORDER BY last_seen DESC LIMIT 50",

@@ -33,11 +33,11 @@ from typing import Any
 
 import jsonschema
 
-from toolproxy.gctools import paused_gc
 from toolproxy.grade.checker import grade_case
 from toolproxy.grade.model import Case, ExpectedCall, Matcher, Observation, ObservedCall
 from toolproxy.records import schema_hash
-from toolproxy.schemacheck import CompiledSchema, clear_caches, compile_schema
+from toolproxy.schema.validator import CompiledSchema, clear_caches, compile_schema
+from toolproxy.util.gctools import paused_gc
 from toolproxy.wire.common import parse_arguments
 
 WORDS = ["paris", "crash", "deploy", "notes", "build", "london", "report", "invoice", "tokyo"]

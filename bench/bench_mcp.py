@@ -4,7 +4,7 @@
 
 1. MCP `tools/call` latency over streamable HTTP: direct vs bare mitmdump (streaming) vs
    mitmdump + toolproxy (recording and linking), with the real `mcp` client.
-2. Schema checks: validators compiled once per schema (toolproxy.schemacheck's cache)
+2. Schema checks: validators compiled once per schema (toolproxy.schema.validator's cache)
    vs compiling a validator for every call.
 """
 
@@ -25,8 +25,8 @@ from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
 from toolproxy import store
-from toolproxy.proxy import ProxySpec, RunningProxy, free_port, wait_listening
-from toolproxy.schemacheck import check_call
+from toolproxy.capture.proxy import ProxySpec, RunningProxy, free_port, wait_listening
+from toolproxy.schema.validator import check_call
 
 ROOT = Path(__file__).resolve().parent.parent
 WEATHER = ROOT / "tests" / "mcp_servers" / "weather.py"

@@ -35,8 +35,8 @@ from pathlib import Path
 from typing import Any
 
 from toolproxy import store
+from toolproxy.capture.proxy import free_port
 from toolproxy.grade.expectations import load_cases
-from toolproxy.proxy import free_port
 from toolproxy.replay.config import load_config
 from toolproxy.replay.engine import plan_cells, run_matrix
 from toolproxy.replay.plan import plan_from_cases
@@ -154,7 +154,7 @@ def bench_command(folder: Path, capture: Path, run: str) -> float:
     argv += ["--cases", str(folder / "cases.jsonl"), "--no-grade", "--no-progress"]
     timed = (
         "import sys, time\n"
-        "from toolproxy.cli import main\n"
+        "from toolproxy.cli.main import main\n"
         "import toolproxy.replay.command, toolproxy.replay.plan, toolproxy.replay.workers\n"
         "started = time.perf_counter()\n"
         "code = main(sys.argv[1:])\n"

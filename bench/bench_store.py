@@ -17,7 +17,7 @@ from typing import Any
 
 from toolproxy import store
 from toolproxy.records import Exchange
-from toolproxy.segments import TABLES, SegmentWriter
+from toolproxy.store.segments import TABLES, SegmentWriter
 
 
 def exchange_row(i: int) -> dict[str, Any]:

@@ -23,7 +23,7 @@ from bench_store import exchange_row  # type: ignore[import-not-found]
 from toolproxy import store
 from toolproxy.grade.expectations import render_cases
 from toolproxy.records import ToolCall, ToolOffered, schema_hash
-from toolproxy.segments import SegmentWriter
+from toolproxy.store.segments import SegmentWriter
 
 BATCH = 5_000
 

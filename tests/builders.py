@@ -2,7 +2,7 @@
 
 `chat_exchange` makes a Chat Completions exchange to a local endpoint (`http://h:80`,
 proxy `p`); `**HOSTED` makes it one to a hosted API instead. Its child rows (tools
-offered, calls, results) come from `toolproxy.segments.child_rows`, as the recorder's do.
+offered, calls, results) come from `toolproxy.store.segments.child_rows`, as the recorder's do.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ import re
 import tomllib
 from pathlib import Path
 
-from toolproxy.cli import build_parser
+from toolproxy.cli.main import build_parser
 
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text()

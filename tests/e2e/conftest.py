@@ -9,7 +9,7 @@ import pytest
 
 import toolproxy
 from toolproxy import store
-from toolproxy.proxy import ADDON_SCRIPT, ProxySpec, RunningProxy, free_port
+from toolproxy.capture.proxy import ADDON_SCRIPT, ProxySpec, RunningProxy, free_port
 from toolproxy.scripted import Script, ScriptedUpstream
 
 pytestmark = pytest.mark.e2e

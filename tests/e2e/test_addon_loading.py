@@ -10,7 +10,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from toolproxy.proxy import ADDON_SCRIPT, free_port, wait_listening
+from toolproxy.capture.proxy import ADDON_SCRIPT, free_port, wait_listening
 
 from .conftest import assert_clean, wait_rows
 
@@ -129,7 +129,7 @@ def test_a_clean_log_is_judged_by_our_files_not_by_the_checkout_folder_name():
     # a checkout cloned into a folder named toolproxy: mitmdump names the script's path
     script = "/home/user/toolproxy/addons/toolproxy_capture.py"
     assert_clean(f"[10:00:00.000] Loading script {script}\nHTTP(S) proxy listening at *:8080.")
-    addon = Path(__file__).resolve().parents[2] / "toolproxy" / "addon.py"
+    addon = Path(__file__).resolve().parents[2] / "toolproxy" / "capture" / "addon.py"
     broken = f'Addon error: boom\nTraceback (most recent call last):\n  File "{addon}", line 3'
     with pytest.raises(AssertionError):
         assert_clean(broken.replace("Addon error: boom\n", ""))

@@ -19,7 +19,7 @@ from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import McpError
 
-from toolproxy.proxy import ProxySpec, RunningProxy, free_port, wait_listening
+from toolproxy.capture.proxy import ProxySpec, RunningProxy, free_port, wait_listening
 from toolproxy.scripted import Reply, Script, ScriptedCall
 
 from .conftest import assert_clean, rows, wait_rows

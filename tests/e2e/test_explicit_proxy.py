@@ -7,7 +7,7 @@ import os
 import subprocess
 import sys
 
-from toolproxy.proxy import ProxySpec, RunningProxy, free_port
+from toolproxy.capture.proxy import ProxySpec, RunningProxy, free_port
 from toolproxy.scripted import Reply, Script, ScriptedCall, ScriptedUpstream
 
 from .conftest import assert_clean, wait_rows

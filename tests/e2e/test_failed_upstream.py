@@ -10,7 +10,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from toolproxy.proxy import ProxySpec, RunningProxy, free_port
+from toolproxy.capture.proxy import ProxySpec, RunningProxy, free_port
 from toolproxy.scripted import ScriptedUpstream
 
 from .conftest import assert_clean, wait_rows

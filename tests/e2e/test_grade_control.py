@@ -23,11 +23,11 @@ import openai
 import pytest
 
 from tests.fixtures.corpus import ITEMS, CorpusItem, keyword_judge
-from toolproxy.cli import main
+from toolproxy.cli.main import main
 from toolproxy.grade.expectations import dump_cases
 from toolproxy.records import McpTool, schema_hash
 from toolproxy.scripted import Reply, Script, ScriptedCall
-from toolproxy.segments import SegmentWriter
+from toolproxy.store.segments import SegmentWriter
 
 from .conftest import rows, wait_rows
 

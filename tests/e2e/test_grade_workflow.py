@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 import xml.etree.ElementTree as ET
 
-from toolproxy.cli import main
-from toolproxy.demo import run_demo
+from toolproxy.cli.demo import run_demo
+from toolproxy.cli.main import main
 
 
 def test_label_grade_report_on_the_demo_capture(tmp_path, capsys):

@@ -17,7 +17,7 @@ import sys
 import openai
 
 from toolproxy import store
-from toolproxy.cli import main
+from toolproxy.cli.main import main
 from toolproxy.records import McpTool, canonical_json
 from toolproxy.scripted import Reply, Script, ScriptedCall
 

@@ -10,8 +10,8 @@ from pathlib import Path
 import httpx
 
 from toolproxy import store
-from toolproxy.proxy import free_port, wait_listening
-from toolproxy.segments import list_segments
+from toolproxy.capture.proxy import free_port, wait_listening
+from toolproxy.store.segments import list_segments
 
 TOOLPROXY = str(Path(sys.executable).parent / "toolproxy")
 

@@ -19,7 +19,7 @@ import openai
 import pytest
 
 from toolproxy import store
-from toolproxy.cli import main
+from toolproxy.cli.main import main
 from toolproxy.scripted import Reply, Script, ScriptedCall, ScriptedUpstream
 
 from .conftest import rows, wait_rows

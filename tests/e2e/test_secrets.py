@@ -9,7 +9,7 @@ import openai
 import pytest
 
 from toolproxy import store
-from toolproxy.proxy import ProxySpec, RunningProxy, free_port
+from toolproxy.capture.proxy import ProxySpec, RunningProxy, free_port
 from toolproxy.scripted import Reply, Script
 
 from .conftest import assert_clean

@@ -11,7 +11,7 @@ import time
 import httpx
 
 from toolproxy import store
-from toolproxy.proxy import ProxySpec, RunningProxy, free_port
+from toolproxy.capture.proxy import ProxySpec, RunningProxy, free_port
 
 from .conftest import rows
 

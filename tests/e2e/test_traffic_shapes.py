@@ -13,8 +13,8 @@ import httpx
 import openai
 import pytest
 
-from toolproxy.cli import main
-from toolproxy.proxy import ProxySpec, RunningProxy, free_port
+from toolproxy.capture.proxy import ProxySpec, RunningProxy, free_port
+from toolproxy.cli.main import main
 from toolproxy.replay.plan import PlanFilters, plan_from_capture
 from toolproxy.scripted import Reply, Script, ScriptedCall, ScriptedUpstream
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import duckdb
 import httpx
 
-from toolproxy.proxy import ProxySpec, RunningProxy, free_port
+from toolproxy.capture.proxy import ProxySpec, RunningProxy, free_port
 
 from ..e2e.conftest import assert_clean, wait_rows
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import httpx
 
-from toolproxy.proxy import free_port, wait_listening
+from toolproxy.capture.proxy import free_port, wait_listening
 
 TOOLPROXY = str(Path(sys.executable).parent / "toolproxy")
 BIG = "x" * 100_000  # each request body 100 kB: a 4 MB disk is full after a few dozen

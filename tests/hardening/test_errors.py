@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from toolproxy import store
-from toolproxy.proxy import free_port
+from toolproxy.capture.proxy import free_port
 
 TOOLPROXY = str(Path(sys.executable).parent / "toolproxy")
 

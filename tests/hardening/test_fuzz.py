@@ -16,14 +16,14 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from toolproxy import store, wire
-from toolproxy.capture import build_rows
+from toolproxy.capture.redact import Redactor
+from toolproxy.capture.rows import build_rows
+from toolproxy.capture.session import SessionTracker
+from toolproxy.capture.tap import BodyTap, RawExchange
 from toolproxy.errors import UserError
 from toolproxy.grade.expectations import load_cases
-from toolproxy.redact import Redactor
 from toolproxy.replay.config import load_config
-from toolproxy.segments import SegmentWriter, encode_row
-from toolproxy.session import SessionTracker
-from toolproxy.tap import BodyTap, RawExchange
+from toolproxy.store.segments import SegmentWriter, encode_row
 
 PATHS = ["/v1/chat/completions", "/v1/responses", "/v1/messages", "/mcp", "/other"]
 TYPES = ["application/json", "text/event-stream", None, "text/plain"]

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from toolproxy import store
-from toolproxy.proxy import ProxySpec, RunningProxy, child_pids, free_port, wait_listening
+from toolproxy.capture.proxy import ProxySpec, RunningProxy, child_pids, free_port, wait_listening
 
 from .load import Load
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from toolproxy.proxy import ProxySpec, RunningProxy, free_port
+from toolproxy.capture.proxy import ProxySpec, RunningProxy, free_port
 
 from ..e2e.conftest import assert_clean, wait_rows
 from ..e2e.tls import make_cert, server_context

@@ -17,7 +17,7 @@ import duckdb
 import pytest
 
 from toolproxy import store
-from toolproxy.proxy import ProxySpec, RunningProxy, free_port
+from toolproxy.capture.proxy import ProxySpec, RunningProxy, free_port
 
 from ..e2e.conftest import assert_clean, wait_rows
 from .nasty import KEY, REQUEST, NastyUpstream

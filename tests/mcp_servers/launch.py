@@ -9,7 +9,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-from toolproxy.proxy import free_port
+from toolproxy.capture.proxy import free_port
 
 __all__ = ["free_port", "remote_servers", "serve"]
 

@@ -1,12 +1,12 @@
 from contextlib import closing
 from pathlib import Path
 
-from tests.test_store import exchange_rows
+from tests.store.test_store import exchange_rows
 from toolproxy import store
-from toolproxy.catalog import pending_dir
-from toolproxy.segments import SegmentWriter, list_segments
 from toolproxy.store import compaction
 from toolproxy.store.autocompact import AutoCompactor
+from toolproxy.store.catalog import pending_dir
+from toolproxy.store.segments import SegmentWriter, list_segments
 
 
 def duckdb_catalog(cap: Path):

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import duckdb
 
-from tests.test_store import exchange_rows
+from tests.store.test_store import exchange_rows
 from toolproxy import store
-from toolproxy.catalog import cached_dir, pending_dir
-from toolproxy.segments import TABLES, SegmentWriter, list_segments
 from toolproxy.store import compaction
+from toolproxy.store.catalog import cached_dir, pending_dir
+from toolproxy.store.segments import TABLES, SegmentWriter, list_segments
 
 
 def counts(cap: Path) -> dict[str, int]:

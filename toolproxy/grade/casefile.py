@@ -21,8 +21,8 @@ import yaml
 from pydantic import BaseModel, Field
 
 from toolproxy.errors import UserError
-from toolproxy.jsonfast import SLOW as _SLOW
-from toolproxy.jsonfast import fast_loads
+from toolproxy.util.jsonfast import SLOW as _SLOW
+from toolproxy.util.jsonfast import fast_loads
 
 FieldPath = tuple[str | int, ...]  # a field path inside one case: ("calls", 0, "tool")
 # A raw case with a function from a path inside it to its 1-based line.

@@ -61,9 +61,9 @@ from toolproxy.grade.model import (
     ObservedCall,
 )
 from toolproxy.grade.pairing import Pair, ToolNames, pair_calls
-from toolproxy.grade.parsecheck import call_arguments, json_type
+from toolproxy.grade.parsestage import call_arguments, json_type
 from toolproxy.grade.schemastage import Flagged, check_schema
-from toolproxy.schemacheck import CompiledSchema, compile_schema, resolve_schema
+from toolproxy.schema.validator import CompiledSchema, compile_schema, resolve_schema
 from toolproxy.wire.common import parse_arguments
 
 __all__ = ["Pair", "ToolNames", "grade_case", "make_grader", "offered_tools"]

@@ -65,7 +65,6 @@ from typing import Any
 import jsonschema
 import jsonschema_rs
 
-from toolproxy.gctools import paused_gc
 from toolproxy.grade.casefile import (
     ExpectationError,
     FieldPath,
@@ -77,7 +76,8 @@ from toolproxy.grade.casefile import (
     write_atomic,
 )
 from toolproxy.grade.model import Case, Matcher
-from toolproxy.jsonfast import plain_json
+from toolproxy.util.gctools import paused_gc
+from toolproxy.util.jsonfast import plain_json
 
 __all__ = [
     "ExpectationError",

@@ -28,7 +28,7 @@ from typing import Any
 from toolproxy import store
 from toolproxy.errors import UserError
 from toolproxy.grade.model import JudgeVerdict
-from toolproxy.segments import SegmentWriter
+from toolproxy.store.segments import SegmentWriter
 
 Judge = Callable[[str, Any], tuple[bool, str]]
 
@@ -103,7 +103,9 @@ def make_judge(
     """
     if not model:
         raise UserError("the judge needs a pinned model (--judge-model)")
-    from toolproxy.llm import make_client  # the openai SDK takes 2 s to import: only for a judge
+    from toolproxy.grade.judgeclient import (
+        make_client,  # the openai SDK takes 2 s to import: only for a judge
+    )
 
     client = make_client(base_url, model, key_env, timeout_s=timeout_s, retries=retries)
     cache: dict[str, tuple[bool, str]] | None = None

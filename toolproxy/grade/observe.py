@@ -27,7 +27,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from toolproxy.grade.model import Case, Observation, ObservedCall
-from toolproxy.schemacheck import note_schema_key
+from toolproxy.schema.validator import note_schema_key
 from toolproxy.wire.common import decoded
 
 UngradableKind = Literal["needs_replay", "no_exchange", "upstream_failed", "not_parsed"]

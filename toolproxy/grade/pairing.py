@@ -15,8 +15,8 @@ from typing import Any
 from toolproxy.grade.labels import Label
 from toolproxy.grade.matchers import matches
 from toolproxy.grade.model import Case, ExpectedCall, ObservedCall
-from toolproxy.grade.parsecheck import call_arguments
-from toolproxy.toolnames import same_tool
+from toolproxy.grade.parsestage import call_arguments
+from toolproxy.wire.toolnames import same_tool
 
 
 class ToolNames:

@@ -276,7 +276,7 @@ def _heads(report: Report) -> list[str]:
 
 def build_tables(report: Report) -> list[Table]:
     """The report's sections as tables (runs as columns; the baseline marked `*`)."""
-    from toolproxy.table import cell
+    from toolproxy.util.table import cell
 
     heads, runs = _heads(report), report.runs
     m, v = report.metrics, report.vendor
@@ -331,7 +331,7 @@ def build_tables(report: Report) -> list[Table]:
 
 def render_terminal(tables: Sequence[Table], report: Report) -> str:
     """All tables as plain text."""
-    from toolproxy.table import format_table
+    from toolproxy.util.table import format_table
 
     parts = [f"{t.title}\n{format_table(t.columns, t.rows, width=100)}" for t in tables]
     if report.baseline:
@@ -340,7 +340,7 @@ def render_terminal(tables: Sequence[Table], report: Report) -> str:
 
 
 def _md_cell(value: Any) -> str:
-    from toolproxy.table import cell
+    from toolproxy.util.table import cell
 
     return cell(value, width=200).replace("|", "\\|")
 

@@ -24,7 +24,6 @@ from typing import Any
 
 from toolproxy import store
 from toolproxy.errors import UserError
-from toolproxy.gctools import paused_gc
 from toolproxy.grade.checker import make_grader
 from toolproxy.grade.expectations import load_cases
 from toolproxy.grade.judge import Judge, JudgeError, make_judge
@@ -32,9 +31,10 @@ from toolproxy.grade.labels import PRECEDENCE
 from toolproxy.grade.model import Case, CaseGrade, GradeRow, Observation
 from toolproxy.grade.observe import Ungradable, load_observations, observe_case
 from toolproxy.records import SchemaVerdict
-from toolproxy.schemacheck import CHECKER, new_verdicts, remember_verdicts
-from toolproxy.segments import SegmentWriter
-from toolproxy.table import format_table
+from toolproxy.schema.validator import CHECKER, new_verdicts, remember_verdicts
+from toolproxy.store.segments import SegmentWriter
+from toolproxy.util.gctools import paused_gc
+from toolproxy.util.table import format_table
 
 Grader = Callable[[Case, Observation], CaseGrade]
 

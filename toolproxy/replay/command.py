@@ -29,7 +29,6 @@ from typing import TYPE_CHECKING, Any
 
 from toolproxy import store
 from toolproxy.errors import UserError
-from toolproxy.gctools import frozen_gc, paused_gc
 from toolproxy.grade.expectations import load_cases
 from toolproxy.grade.labeling import parse_time
 from toolproxy.grade.model import Case, GradeRow
@@ -41,7 +40,8 @@ from toolproxy.replay.shares import count_workers
 from toolproxy.replay.sink import StoreSink, writer_id
 from toolproxy.replay.summary import CellBrief, brief, candidate_rows, mean, pass_rate
 from toolproxy.replay.workers import usable_cpus
-from toolproxy.table import format_table
+from toolproxy.util.gctools import frozen_gc, paused_gc
+from toolproxy.util.table import format_table
 from toolproxy.wire.common import decoded
 
 if TYPE_CHECKING:
@@ -115,7 +115,7 @@ def plan_items(
 def build_live_tools(args: argparse.Namespace, capture: Path) -> McpLiveTools:
     """`McpLiveTools` over the servers of `--mcp-config` (else the usual config files),
     with the tools they exposed at their latest pull (none pulled: listed on first use)."""
-    from toolproxy.pull import find_specs
+    from toolproxy.mcp.pull import find_specs
     from toolproxy.replay.livetools import McpLiveTools
 
     pull_args = argparse.Namespace(

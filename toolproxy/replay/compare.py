@@ -27,8 +27,8 @@ from toolproxy.grade.model import (
 )
 from toolproxy.records import ToolCall
 from toolproxy.replay.model import CallDiff, CellResult, RecordedCall, ReplayItem, Step, TurnRecord
-from toolproxy.toolnames import same_tool
 from toolproxy.wire.common import parse_arguments
+from toolproxy.wire.toolnames import same_tool
 
 
 def recorded_case(step: Step, case_id: str = "recorded") -> Case:

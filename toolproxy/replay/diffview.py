@@ -9,7 +9,7 @@ from typing import Any
 
 from toolproxy import store
 from toolproxy.errors import UserError
-from toolproxy.table import format_table
+from toolproxy.util.table import format_table
 from toolproxy.wire.common import decoded
 
 

@@ -26,7 +26,7 @@ from typing import Any
 
 from toolproxy.grade.schemastage import WRONG_VALUE_KEYWORDS
 from toolproxy.replay.model import RecordedCall
-from toolproxy.schemacheck import SchemaCheck, SchemaViolation, check_call, resolve_schema
+from toolproxy.schema.validator import SchemaCheck, SchemaViolation, check_call, resolve_schema
 
 CallCheck = Callable[[RecordedCall, Sequence[dict[str, Any]]], SchemaCheck]
 ServerTool = tuple[str, str, Any]

@@ -36,7 +36,7 @@ from toolproxy.grade.observe import Ungradable, load_observations
 from toolproxy.grade.runner import Grading, load_server_tools
 from toolproxy.replay.compare import first_attempts
 from toolproxy.replay.model import CellResult, ReplayItem
-from toolproxy.segments import SegmentWriter
+from toolproxy.store.segments import SegmentWriter
 
 RECORDED = "recorded"
 

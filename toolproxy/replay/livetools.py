@@ -20,10 +20,10 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import ExitStack
 from typing import Any
 
-from toolproxy import mcpclient
-from toolproxy.mcpconfig import ServerSpec
+from toolproxy.mcp import client as mcpclient
+from toolproxy.mcp.config import ServerSpec
 from toolproxy.replay.engine import LiveResult
-from toolproxy.toolnames import match_tool
+from toolproxy.wire.toolnames import match_tool
 
 DEFAULT_TIMEOUT_S = 30.0
 

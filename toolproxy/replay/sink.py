@@ -28,13 +28,13 @@ from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
+from toolproxy.capture.redact import Redactor
 from toolproxy.grade.checker import ServerTool
 from toolproxy.records import MAX_BODY, Exchange, ParseStatus
-from toolproxy.redact import Redactor
 from toolproxy.replay.compare import diff_cell, parsed_calls
 from toolproxy.replay.model import Candidate, CellResult, ReplayItem, Step, TurnRecord
 from toolproxy.replay.reply import build_body
-from toolproxy.segments import SegmentWriter, child_rows
+from toolproxy.store.segments import SegmentWriter, child_rows
 from toolproxy.wire.body import body_text, one_encoding
 from toolproxy.wire.openai_chat import parse_request
 

@@ -15,7 +15,7 @@ compaction's steps and its background thread; ``reads`` runs queries and exports
 segment line that is not a readable row is skipped, never fatal to a query.
 """
 
-from toolproxy.store.catalogdb import (
+from toolproxy.store.connection import (
     BUSY_TIMEOUT_S,
     CATALOG,
     CaptureBusy,

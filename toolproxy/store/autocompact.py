@@ -16,8 +16,8 @@ from pathlib import Path
 
 import duckdb
 
-from toolproxy.segments import SEGMENTS_DIR
 from toolproxy.store import compaction
+from toolproxy.store.segments import SEGMENTS_DIR
 
 EVERY_S = 5.0
 MIN_FILES = 32

@@ -33,8 +33,8 @@ from pathlib import Path
 
 import duckdb
 
-from toolproxy import catalog
-from toolproxy.segments import (
+from toolproxy.store import catalog
+from toolproxy.store.segments import (
     SCHEMA_DIR,
     SEGMENTS_DIR,
     TABLES,

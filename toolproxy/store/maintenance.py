@@ -14,13 +14,8 @@ from typing import Any
 
 import duckdb
 
-from toolproxy import catalog
-from toolproxy.segments import (
-    SEGMENTS_DIR,
-    TABLES,
-)
-from toolproxy.store import compaction
-from toolproxy.store.catalogdb import (
+from toolproxy.store import catalog, compaction
+from toolproxy.store.connection import (
     BUSY_TIMEOUT_S,
     CATALOG,
     CatalogDamaged,
@@ -37,6 +32,10 @@ from toolproxy.store.catalogdb import (
     _writable,
     init_capture,
     open_capture,
+)
+from toolproxy.store.segments import (
+    SEGMENTS_DIR,
+    TABLES,
 )
 
 STALE_TMP_S = 60.0

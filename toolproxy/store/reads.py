@@ -10,18 +10,18 @@ from typing import Any, TextIO
 
 import duckdb
 
-from toolproxy import catalog
-from toolproxy.segments import (
-    TABLES,
-    list_segments,
-)
-from toolproxy.store.catalogdb import (
+from toolproxy.store import catalog
+from toolproxy.store.compaction import rel
+from toolproxy.store.connection import (
     QueryError,
     _existing_root,
     _scalar,
     open_capture,
 )
-from toolproxy.store.compaction import rel
+from toolproxy.store.segments import (
+    TABLES,
+    list_segments,
+)
 
 
 def query(

@@ -12,7 +12,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from toolproxy import jsonfast
 from toolproxy.records import (
     ParsedRequest,
     ParsedResponse,
@@ -22,6 +21,7 @@ from toolproxy.records import (
     canonical_json,
     schema_hash,
 )
+from toolproxy.util import jsonfast
 from toolproxy.wire.sse import SseEvent
 
 JsonObject = dict[str, Any]

@@ -1,0 +1,147 @@
+import json
+import subprocess
+import sys
+import time
+
+import pytest
+
+from toolproxy import store
+from toolproxy.capture.recorder import Recorder
+from toolproxy.capture.redact import Redactor
+from toolproxy.capture.session import SessionTracker
+from toolproxy.capture.tap import RawExchange
+from toolproxy.cli.main import build_parser, main
+
+REQUEST = {"model": "m1", "messages": [{"role": "user", "content": "hi"}]}
+RESPONSE = {
+    "id": "c1",
+    "model": "m1",
+    "choices": [
+        {
+            "index": 0,
+            "message": {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": "call_9",
+                        "type": "function",
+                        "function": {"name": "lookup", "arguments": '{"q":"x"}'},
+                    }
+                ],
+            },
+            "finish_reason": "tool_calls",
+        }
+    ],
+}
+
+
+@pytest.fixture
+def capture(tmp_path):
+    """A real capture with one recorded exchange, written the way a proxy writes it."""
+    path = tmp_path / "cap"
+    rec = Recorder(
+        path,
+        "cli-test",
+        Redactor.build(),
+        SessionTracker(new_id=lambda: "sess-1"),
+        flush_interval=0.05,
+    )
+    rec.start()
+    rec.submit(
+        RawExchange(
+            exchange_id="ex-1",
+            started_at=time.time(),
+            method="POST",
+            scheme="https",
+            host="api",
+            port=443,
+            path="/v1/chat/completions",
+            request_headers=[],
+            request_body=json.dumps(REQUEST).encode(),
+            status_code=200,
+            response_headers=[("content-type", "application/json")],
+            response_body=json.dumps(RESPONSE).encode(),
+            ended_at=time.time(),
+        )
+    )
+    rec.close()
+    store.init_capture(path)
+    return path
+
+
+def run(capsys, *argv):
+    code = main([str(a) for a in argv])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_every_command_has_help(capsys):
+    parser = build_parser()
+    commands = parser._subparsers._group_actions[0].choices  # type: ignore[union-attr]
+    assert set(commands) >= {
+        "record",
+        "demo",
+        "status",
+        "sessions",
+        "show",
+        "sql",
+        "compact",
+        "export",
+        "upstream",
+    }
+    for name in commands:
+        with pytest.raises(SystemExit) as exc:
+            main([name, "--help"])
+        assert exc.value.code == 0
+        assert "usage: toolproxy " + name in capsys.readouterr().out
+
+
+def test_status_sessions_show(capsys, capture):
+    code, out, _ = run(capsys, "status", "--capture", capture, "--json")
+    assert code == 0 and json.loads(out)
+    code, out, _ = run(capsys, "sessions", "--capture", capture)
+    assert code == 0 and "sess-1" in out
+    code, out, _ = run(capsys, "show", "sess-1", "--capture", capture)
+    assert code == 0 and 'lookup({"q":"x"})' in out
+    code, out, _ = run(capsys, "show", "ex-1", "--capture", capture, "--json")
+    assert json.loads(out.splitlines()[0])["exchange_id"] == "ex-1"
+    code, _, err = run(capsys, "show", "nope", "--capture", capture)
+    assert code == 1 and "no session or exchange 'nope'" in err
+
+
+def test_sql_and_export_and_compact(capsys, capture, tmp_path):
+    code, out, _ = run(
+        capsys,
+        "sql",
+        "SELECT name, arguments->>'q' AS q FROM tool_calls",
+        "--capture",
+        capture,
+        "--json",
+    )
+    assert json.loads(out) == {"name": "lookup", "q": "x"}
+    out_file = tmp_path / "calls.jsonl"
+    code, _, err = run(capsys, "export", "tool_calls", "--capture", capture, "-o", out_file)
+    assert code == 0 and "exported 1 rows" in err
+    assert json.loads(out_file.read_text())["call_id"] == "call_9"
+    code, out, _ = run(capsys, "compact", "--capture", capture)
+    assert code == 0 and "exchanges" in out
+    code, out, _ = run(capsys, "sql", "SELECT count(*) AS n FROM exchanges", "--capture", capture)
+    assert out.splitlines()[-1].strip() == "1"
+
+
+def test_not_a_capture_is_a_clear_error(capsys, tmp_path):
+    code, _, err = run(capsys, "sessions", "--capture", tmp_path / "missing")
+    assert code == 2 and err.startswith("toolproxy: ") and "Traceback" not in err
+
+
+def test_bad_sql_is_a_clear_error(capsys, capture):
+    code, _, err = run(capsys, "sql", "SELEC nonsense", "--capture", capture)
+    assert code == 2 and "toolproxy:" in err
+
+
+def test_console_script_runs():
+    out = subprocess.run(
+        [sys.executable, "-m", "toolproxy.cli", "--help"], capture_output=True, text=True
+    )
+    assert out.returncode == 0 and "record" in out.stdout

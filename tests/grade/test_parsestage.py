@@ -1,0 +1,158 @@
+"""Why argument text is not a JSON object: truncation, escaping, or malformed."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from toolproxy.grade.parsestage import (
+    Scan,
+    classify,
+    decode_nested,
+    explain,
+    json_type,
+    repair_escapes,
+    scan,
+)
+
+VALID = [
+    '{"city": "Paris"}',
+    ' {"a": [1, -2.5e+3, true, false, null, {"b": "\\u00e9\\n"}]} ',
+    "{}",
+    '{"a": 0}',
+    '{"a": "\\"quoted\\""}',
+]
+
+
+@pytest.mark.parametrize("text", VALID)
+def test_objects_pass(text):
+    assert classify(text) is None
+    assert scan(text) == Scan("complete", len(text))
+    assert explain(text) == ""
+
+
+@pytest.mark.parametrize("text", VALID)
+def test_every_strict_prefix_of_valid_json_is_truncation(text):
+    body = text.strip()
+    for cut in range(1, len(body)):
+        assert classify(body[:cut]) == "truncation", body[:cut]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"city": "Par',
+        '{"a": 1',
+        '{"a": 1.',
+        '{"a": -',
+        '{"a": 1e',
+        '{"a": 1e+',
+        '{"a": tr',
+        '{"a": nul',
+        '{"a": "\\',
+        '{"a": "\\u00',
+        '{"a": [',
+        '{"a": [1,',
+        '{"a"',
+        '{"a":',
+        "{",
+    ],
+)
+def test_truncation(text):
+    assert scan(text).status == "prefix"
+    assert classify(text) == "truncation"
+    assert explain(text).startswith("arguments end early")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        r'{"path": "C:\Users\ana"}',  # \U is no JSON escape
+        r'{"q": "\x41"}',
+        r'{"q": "\u00zz"}',
+        '{"body": "line\nline"}',  # a raw newline in a string
+        '{"body": "tab\there"}',
+        '{"cmd": "echo "hi" now"}',  # an unescaped quote
+        '{"cmd": "say "hi""}',
+        r'"{\"city\": \"Paris\"}"',  # double-encoded
+        json.dumps(json.dumps(json.dumps({"a": 1}))),  # triple-encoded
+        r'{"path": "C:\Users',  # the bad escape comes before the cut
+    ],
+)
+def test_escaping_error(text):
+    assert classify(text) == "escaping_error"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "{'city': 'Paris'}",
+        '{"a": 1,}',
+        '{"a": 1}}',
+        '{"a": 1} trailing',
+        '{"a": NaN}',
+        '{"a": Infinity}',
+        '{"a": 01}',
+        '{"a": .5}',
+        '{"a": True}',
+        "{a: 1}",
+        '```json\n{"a": 1}\n```',
+        "",
+        "   ",
+        "[1, 2]",
+        "42",
+        "null",
+        '"just text"',
+        '"{\\"a\\": "',  # a string holding broken JSON
+        '{"a" 1}',
+        '{"a": 1 "b": 2}',
+        '{"a": [1 2]}',
+        '{"a": fals}',
+        "]",
+    ],
+)
+def test_malformed(text):
+    assert classify(text) == "malformed_json"
+
+
+def test_nesting_too_deep_to_parse_is_malformed_not_truncated():
+    text = "[" * 100_000 + "]" * 100_000
+    assert scan(text).status == "complete"  # no recursion in the state machine
+    assert classify('{"a": ' + text + "}") == "malformed_json"
+
+
+def test_scan_reports_where_and_why():
+    assert scan(r'{"a": "\q"}') == Scan("error", 7, "escape")
+    assert scan('{"a": "\x01"}') == Scan("error", 7, "control")
+    assert scan('{"a": 1,}') == Scan("error", 8, "syntax")
+    assert scan("  ") == Scan("empty", 2)
+
+
+def test_repair_escapes_fixes_the_usual_mistakes():
+    assert json.loads(repair_escapes('{"cmd": "echo "hi" now"}')) == {"cmd": 'echo "hi" now'}
+    assert json.loads(repair_escapes(r'{"p": "C:\Users"}')) == {"p": r"C:\Users"}
+    assert json.loads(repair_escapes('{"b": "a\nb"}')) == {"b": "a\nb"}
+    assert repair_escapes('{"ok": "\\u00e9"}') == '{"ok": "\\u00e9"}'
+
+
+def test_decode_nested_and_json_type():
+    assert decode_nested('{"a": 1}') == {"a": 1}
+    assert decode_nested("plain") == "plain"
+    assert decode_nested(5) == 5
+    assert [json_type(v) for v in ({}, [], "", 1, 1.5, True, None)] == [
+        "object",
+        "array",
+        "string",
+        "number",
+        "number",
+        "boolean",
+        "null",
+    ]
+
+
+def test_explain_says_why():
+    assert explain("[1]") == "arguments are a JSON array, not an object"
+    assert explain('"{\\"a\\": 1}"') == "arguments are a JSON object encoded inside a JSON string"
+    assert explain('{"a": 1,}').startswith("Expecting property name")
+    assert explain("") == "empty arguments"

@@ -1,0 +1,235 @@
+"""`toolproxy replay` / `replay-diff` on a seeded capture against scripted candidates."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from tests.builders import chat_exchange
+from toolproxy import store
+from toolproxy.cli.main import main
+from toolproxy.records import ToolCall
+from toolproxy.replay.config import ConfigError
+from toolproxy.scripted import Reply, Script, ScriptedUpstream
+from toolproxy.scripted.script import ScriptedCall
+from toolproxy.store.segments import SegmentWriter, child_rows
+from toolproxy.wire.openai_chat import parse_request
+
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "parameters": {
+                "type": "object",
+                "properties": {"city": {"type": "string"}},
+                "required": ["city"],
+            },
+        },
+    },
+    {
+        "type": "function",
+        "function": {
+            "name": "search_notes",
+            "parameters": {"type": "object", "properties": {"query": {"type": "string"}}},
+        },
+    },
+]
+T0 = datetime(2024, 5, 1, 12, tzinfo=UTC)
+KEY = "sk-command-test-KEY-0123456789"
+
+
+def record(capture: Path, session: str, city: str) -> None:
+    """A two-turn session as the proxy records it: a call, its result, a text answer."""
+    user = {"role": "user", "content": f"weather in {city}?"}
+    call = {"id": f"{session}-c1", "type": "function", "function": {"name": "get_weather"}}
+    call["function"]["arguments"] = json.dumps({"city": city})
+    turns = [
+        (
+            [user],
+            [
+                ToolCall(
+                    index=0,
+                    call_id=call["id"],
+                    name="get_weather",
+                    arguments_raw=call["function"]["arguments"],
+                    arguments={"city": city},
+                )
+            ],
+            None,
+        ),
+        (
+            [
+                user,
+                {"role": "assistant", "content": None, "tool_calls": [call]},
+                {"role": "tool", "tool_call_id": call["id"], "content": "18 C"},
+            ],
+            [],
+            "18 C",
+        ),
+    ]
+    rows: dict[str, list] = {
+        "exchanges": [],
+        "tools_offered": [],
+        "tool_calls": [],
+        "tool_results": [],
+    }
+    for i, (messages, calls, text) in enumerate(turns):
+        eid = f"{session}-x{i}"
+        request = parse_request({"model": "prod", "messages": messages, "tools": TOOLS})
+        started = T0 + timedelta(seconds=i)
+        ex = chat_exchange(
+            eid,
+            session,
+            started,
+            proxy_id="rec",
+            ended_at=started,
+            ttfb_ms=5.0,
+            status_code=200,
+            model_requested="prod",
+            model_returned="prod",
+            request_params=request.params,
+            messages=messages,
+            assistant_text=text,
+            finish_reason="tool_calls" if calls else "stop",
+        )
+        rows["exchanges"].append(ex.model_dump(mode="json"))
+        rows["tools_offered"] += child_rows(ex, request.tools)
+        rows["tool_calls"] += child_rows(ex, calls)
+        rows["tool_results"] += child_rows(ex, request.tool_results)
+    SegmentWriter(capture, f"rec-{session}").write(rows)
+
+
+def weather(city: str = "Paris", **args: object) -> Reply:
+    return Reply(tool_calls=[ScriptedCall(name="get_weather", arguments={"city": city, **args})])
+
+
+ANSWER = Reply(text="It is 18 C.")
+
+
+@pytest.fixture
+def capture(tmp_path):
+    cap = store.init_capture(tmp_path / "cap")
+    record(cap, "s1", "Paris")
+    return cap
+
+
+def config(tmp_path: Path, url: str, *names: str, extra: str = "") -> Path:
+    body = "".join(
+        f"  - name: {n}\n    base_url: {url}/v1\n    model: {n}\n    concurrency: 1\n"
+        f"    retries: 1\n    api_key_env: REPLAY_TEST_KEY\n{extra}"
+        for n in names
+    )
+    path = tmp_path / "cands.yaml"
+    path.write_text(f"repeats: 2\nfeedback_retries: 1\ncandidates:\n{body}")
+    return path
+
+
+def cells(capture: Path, run: str) -> dict[tuple[str, int], dict]:
+    names, found = store.query(capture, "SELECT * FROM replay_cells WHERE run = ?", [run])
+    out = {}
+    for row in found:
+        d = dict(zip(names, row, strict=True))
+        assert (d["candidate"], d["repeat"]) not in out, "a cell written twice"
+        out[(d["candidate"], d["repeat"])] = d
+    return out
+
+
+def grades(capture: Path, run: str) -> list[dict]:
+    names, found = store.query(
+        capture, "SELECT * FROM grades WHERE run = ? ORDER BY case_id", [run]
+    )
+    return [dict(zip(names, r, strict=True)) for r in found]
+
+
+def test_replay_grades_and_diffs(tmp_path, capture, capsys, monkeypatch):
+    monkeypatch.setenv("REPLAY_TEST_KEY", KEY)
+    script = Script(
+        cycle=True,
+        replies={
+            "good": [weather(), ANSWER],
+            "wrong": [
+                Reply(tool_calls=[ScriptedCall(name="search_notes", arguments={"query": "x"})])
+            ],
+            "fixer": [
+                Reply(tool_calls=[ScriptedCall(name="get_weather", arguments={})]),
+                weather(),
+                ANSWER,
+            ],
+            "broken": [Reply(status=500, error_body={"error": {"message": f"boom {KEY}"}})],
+        },
+    )
+    with ScriptedUpstream(script) as up:
+        cfg = config(tmp_path, up.url, "good", "wrong", "fixer", "broken")
+        argv = ["replay", str(cfg), "-c", str(capture), "--run", "r1", "--no-progress"]
+        assert main(argv) == 0
+        out = capsys.readouterr().out
+        sent = len(up.requests)
+        # the same command again: every cell is done, nothing is sent, nothing duplicated
+        assert main([*argv, "--no-grade"]) == 0
+        assert len(up.requests) == sent
+    done = cells(capture, "r1")
+    assert len(done) == 8
+    status = {k: d["status"] for k, d in done.items()}
+    assert status[("good", 0)] == status[("good", 1)] == "completed"
+    assert status[("wrong", 0)] == "diverged" and done[("wrong", 0)]["diverged_at"] == 0
+    assert status[("broken", 1)] == "failed" and done[("broken", 1)]["error_kind"] == "server_error"
+    fixer = done[("fixer", 0)]
+    assert (fixer["status"], fixer["retry_count"], fixer["recovered"]) == ("completed", 1, True)
+
+    recorded = grades(capture, "r1:recorded")
+    assert [g["case_id"] for g in recorded] == [
+        "get_weather-s1x0#0",
+        "get_weather-s1x0#1",
+        "no_call-s1x1#0",
+        "no_call-s1x1#1",
+    ]
+    assert all(g["passed"] for g in recorded)
+    good = grades(capture, "r1:good")
+    assert len(good) == 4 and all(g["passed"] for g in good)
+    assert {g["source"] for g in good} == {"replay:good"}
+    wrong = [g for g in grades(capture, "r1:wrong") if g["label"]]
+    assert {g["label"] for g in wrong} == {"wrong_tool"}
+    fixed = grades(capture, "r1:fixer")  # graded on the first attempt, before feedback
+    assert "missing_required" in {g["label"] for g in fixed}
+    broken = grades(capture, "r1:broken")
+    assert broken and all(g["not_graded"] for g in broken)
+    assert "toolproxy report" in out and "--baseline r1:recorded" in out
+    assert "good" in out and "recorded" in out
+
+    capsys.readouterr()
+    assert main(["replay-diff", "r1", "-c", str(capture), "--changed", "--json"]) == 0
+    diffs = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert {d["candidate"] for d in diffs} == {"wrong", "fixer"}
+    assert {d["label"] for d in diffs if d["candidate"] == "wrong"} == {"wrong_tool"}
+    assert main(["replay-diff", "r1", "-c", str(capture), "--candidate", "good"]) == 0
+    table = capsys.readouterr().out
+    assert "get_weather" in table and "wrong" not in table.split("\n", 2)[2]
+
+    for path in capture.rglob("*"):
+        if path.is_file():
+            assert KEY.encode() not in path.read_bytes(), path
+
+
+def test_json_summary_and_usage_errors(tmp_path, capture, capsys, monkeypatch):
+    monkeypatch.setenv("REPLAY_TEST_KEY", KEY)
+    with ScriptedUpstream(Script(cycle=True, replies={"good": [weather(), ANSWER]})) as up:
+        cfg = config(tmp_path, up.url, "good")
+        base = ["replay", str(cfg), "-c", str(capture), "--no-progress"]
+        assert main([*base, "--run", "j", "--json", "-k", "1", "--per", "exchange"]) == 0
+        summary = json.loads(capsys.readouterr().out)
+        [row, prod] = summary["summary"]
+        assert (row["candidate"], row["cells"], row["completed"]) == ("good", "2/2", 2)
+        assert prod["candidate"] == "recorded" and prod["model"] == "prod"
+        assert main([*base, "--candidate", "nobody"]) == 2
+        assert main([*base, "--session", "no-such-session"]) == 2
+        assert main(["replay-diff", "nope", "-c", str(capture)]) == 2
+    monkeypatch.delenv("REPLAY_TEST_KEY")
+    with pytest.raises(ConfigError):
+        from toolproxy.replay.command import select_config
+        from toolproxy.replay.config import load_config, resolve_key
+
+        resolve_key(select_config(load_config(cfg), [], None).candidates[0])

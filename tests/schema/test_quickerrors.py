@@ -1,0 +1,63 @@
+"""The quick path's errors are jsonschema's errors: same order, messages, paths, keywords,
+values and contexts, on generated schemas (the quick path's subset) and values."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jsonschema
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from jsonschema.exceptions import best_match
+
+from tests.schema.test_quick import CHECKER, CONFORMS, TOOL, TRICKY, schemas, validator, values
+from toolproxy.schema.quick import compile_quick
+from toolproxy.schema.quickerrors import iter_errors
+
+
+def described(error: jsonschema.ValidationError) -> tuple[Any, ...]:
+    return (
+        error.message,
+        list(error.path),
+        list(error.schema_path),
+        error.json_path,
+        error.validator,
+        repr(error.validator_value),
+        repr(error.instance),
+        repr(error.schema),
+        type(error.cause).__name__,
+        [described(e) for e in error.context],
+    )
+
+
+def same_errors(schema: Any, instance: Any) -> None:
+    theirs = list(validator(schema).iter_errors(instance))
+    ours = list(iter_errors(schema, instance, CHECKER))
+    assert [described(e) for e in ours] == [described(e) for e in theirs], (schema, instance)
+    if theirs:
+        assert described(best_match(ours)) == described(best_match(theirs))  # type: ignore[arg-type]
+
+
+@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(schemas, st.lists(values, min_size=1, max_size=4))
+def test_generated_schemas_give_jsonschemas_errors(schema: Any, instances: list[Any]) -> None:
+    if compile_quick(schema, CONFORMS) is None:
+        return
+    for instance in instances + TRICKY:
+        same_errors(schema, instance)
+
+
+def test_a_tool_schema_with_refs_and_formats() -> None:
+    for value in (
+        {"city": 5, "days": 0, "unit": "k", "tags": [1, "a", 2], "since": "soon", "x": 1},
+        {"filter": {"q": 3}, "days": 15.5},
+        {"filter": {"q": None}, "verbose": True, "city": ""},
+        ["not", "an", "object"],
+    ):
+        same_errors(TOOL, value)
+
+
+def test_a_false_subschema_and_items_false() -> None:
+    schema = {"properties": {"a": False, "b": {"items": False}}, "additionalProperties": False}
+    same_errors(schema, {"a": 1, "b": [1, 2], "c": 3, "d": 4})
+    same_errors(schema, {"b": [1]})

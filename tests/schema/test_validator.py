@@ -1,0 +1,255 @@
+"""Schema resolution (real beats offered) and validation of call arguments."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from toolproxy.records import ToolCall, ToolOffered, schema_hash
+from toolproxy.schema import validator as schemacheck
+from toolproxy.schema.validator import (
+    ResolvedSchema,
+    SchemaCheck,
+    check_call,
+    check_tool_call,
+    check_value,
+    compile_schema,
+    is_date_time,
+    is_time,
+    resolve_schema,
+)
+
+REAL = {
+    "type": "object",
+    "properties": {"city": {"type": "string"}, "unit": {"enum": ["c", "f"]}},
+    "required": ["city", "unit"],
+}
+SENT = {"type": "object", "properties": {"city": {"type": "string"}}}
+
+
+def offered(name: str, parameters: object = SENT) -> ToolOffered:
+    return ToolOffered(position=0, name=name, parameters=parameters, schema_hash="h")
+
+
+# --- resolution ------------------------------------------------------------------------
+
+
+def test_the_real_schema_beats_the_offered_one():
+    got = resolve_schema("get_weather", [offered("get_weather")], [("wx", "get_weather", REAL)])
+    assert got == ResolvedSchema(REAL, "mcp_server", "wx", "get_weather")
+
+
+def test_prefixed_names_find_their_server_tool():
+    servers = [("wx", "get_weather", REAL), ("other", "get_weather", SENT)]
+    got = resolve_schema("mcp__wx__get_weather", [offered("mcp__wx__get_weather")], servers)
+    assert (got.source, got.server, got.tool, got.schema) == (
+        "mcp_server",
+        "wx",
+        "get_weather",
+        REAL,
+    )
+
+
+def test_offered_schema_when_no_server_has_the_tool():
+    tools = [offered("other", {"type": "object"}), offered("local_tool")]
+    got = resolve_schema("local_tool", tools, [("wx", "get_weather", REAL)])
+    assert got == ResolvedSchema(SENT, "offered", None, "local_tool")
+
+
+def test_ambiguous_server_names_fall_back_to_the_offered_schema():
+    servers = [("a", "search", REAL), ("b", "search", REAL)]
+    assert resolve_schema("search", [offered("search")], servers).source == "offered"
+
+
+def test_no_schema_at_all():
+    assert resolve_schema("nope", [offered("x")], []) == ResolvedSchema(None, "none")
+    assert resolve_schema(None, [offered("x")], [("s", "x", REAL)]).source == "none"
+
+
+# --- validation ------------------------------------------------------------------------
+
+
+def errors(check: SchemaCheck) -> list[tuple[str, str]]:
+    return [(e.path, e.validator) for e in check.errors]
+
+
+def test_valid_arguments():
+    assert check_call('{"city": "Paris", "unit": "c"}', REAL) == SchemaCheck(valid=True)
+
+
+def test_missing_required_wrong_type_and_enum():
+    got = check_call('{"city": 3, "unit": "k"}', REAL)
+    assert not got.valid and got.parse_error is None and got.schema_error is None
+    assert sorted(errors(got)) == [("$.city", "type"), ("$.unit", "enum")]
+    missing = check_call('{"unit": "c"}', REAL)
+    assert errors(missing) == [("$", "required")]
+    assert missing.errors[0].message == "'city' is a required property"
+
+
+FORMATS = {
+    "type": "object",
+    "properties": {
+        "since": {"type": "string", "format": "date-time"},
+        "at": {"type": "string", "format": "time"},
+        "day": {"type": "string", "format": "date"},
+    },
+}
+
+
+@pytest.mark.parametrize(
+    ("value", "ok"),
+    [
+        ("2024-05-01T12:00:00Z", True),
+        ("2024-05-01t12:00:00.123+02:00", True),
+        ("2016-12-31T23:59:60Z", True),
+        ("2024-05-01 12:00:00Z", False),
+        ("2024-02-30T12:00:00Z", False),
+        ("2024-05-01T24:00:00Z", False),
+        ("2024-05-01T12:00:00", False),
+        ("2024-05-01T12:00:00+25:00", False),
+        ("yesterday", False),
+        ("２０２４-05-01T12:00:00Z", False),
+    ],
+)
+def test_format_date_time_is_checked(value, ok):
+    got = check_value({"since": value}, FORMATS)
+    assert got.valid is ok
+    assert ok or errors(got) == [("$.since", "format")]
+
+
+def test_format_time_and_date_are_checked():
+    assert check_value({"at": "10:00:00Z", "day": "2024-05-01"}, FORMATS).valid
+    assert errors(check_value({"at": "10:00"}, FORMATS)) == [("$.at", "format")]
+    assert not is_time("25:00:00Z") and not is_time("10:00:00+24:00")
+    assert errors(check_value({"day": "2024-13-01"}, FORMATS)) == [("$.day", "format")]
+    # formats apply to strings only
+    assert is_date_time(5) and is_time(None)
+
+
+def test_ref_and_one_of():
+    schema = {
+        "type": "object",
+        "properties": {
+            "filters": {"$ref": "#/$defs/Filters"},
+            "id": {"oneOf": [{"type": "integer"}, {"type": "number", "minimum": 10}]},
+        },
+        "$defs": {
+            "Filters": {"type": "object", "properties": {"since": {"$ref": "#/$defs/When"}}},
+            "When": {"type": "string", "format": "date-time"},
+        },
+    }
+    assert check_value({"filters": {"since": "2024-05-01T00:00:00Z"}, "id": 3}, schema).valid
+    assert errors(check_value({"filters": {"since": "nope"}}, schema)) == [
+        ("$.filters.since", "format")
+    ]
+    # 12 is an integer and a number >= 10: oneOf wants exactly one
+    assert errors(check_value({"id": 12}, schema)) == [("$.id", "oneOf")]
+    assert errors(check_value({"id": 2.5}, schema)) == [("$.id", "oneOf")]
+
+
+def test_any_of_and_the_best_error_comes_first():
+    schema = {
+        "type": "object",
+        "properties": {"a": {"anyOf": [{"type": "string"}, {"type": "null"}]}},
+        "required": ["z"],
+    }
+    got = check_value({"a": 1}, schema)
+    assert errors(got) == [("$", "required"), ("$.a", "anyOf")]
+
+
+def test_unparseable_and_empty_arguments_are_results():
+    got = check_call('{"city": "Par', REAL)
+    assert not got.valid and got.parse_error and not got.errors
+    assert check_call("", REAL).parse_error == "empty arguments"
+    assert check_call('{"x": NaN}', None).parse_error
+
+
+def test_recorded_calls_keep_the_wire_parsers_reading():
+    # an Anthropic stream's argument-less call: no text, arguments {}
+    empty = ToolCall(index=0, name="t", arguments_raw="", arguments={})
+    assert check_tool_call(empty, {"type": "object"}).valid
+    assert errors(check_tool_call(empty, REAL)) == [("$", "required"), ("$", "required")]
+    cut = ToolCall(index=0, name="t", arguments_raw='{"a', parse_error="cut short")
+    assert check_tool_call(cut, None) == SchemaCheck(valid=False, parse_error="cut short")
+    unparsed = ToolCall(index=0, name="t", arguments_raw='{"city": 1}')
+    assert errors(check_tool_call(unparsed, REAL)) == [("$", "required"), ("$.city", "type")]
+
+
+def test_no_schema_checks_parsing_only():
+    assert check_call('{"anything": 1}', None) == SchemaCheck(valid=True)
+
+
+@pytest.mark.parametrize(
+    ("schema", "says"),
+    [
+        ({"type": "nope"}, "invalid schema"),
+        ({"properties": {"a": {"pattern": "("}}}, "invalid schema"),
+        ("not a schema", "schema is str"),
+        ([{"type": "object"}], "schema is list"),
+        ({"$ref": "https://example.com/remote.json"}, "unusable schema"),
+        ({"$ref": "#/$defs/Missing"}, "unusable schema"),
+    ],
+)
+def test_an_invalid_schema_is_a_result(schema, says):
+    got = check_call("{}", schema)
+    assert not got.valid and got.schema_error and got.schema_error.startswith(says)
+    assert got.errors == []
+
+
+def test_declared_draft_is_respected():
+    # draft-04's boolean exclusiveMaximum: invalid under 2020-12, meaningful under draft-04
+    draft4 = {
+        "$schema": "http://json-schema.org/draft-04/schema#",
+        "properties": {"n": {"maximum": 5, "exclusiveMaximum": True}},
+    }
+    assert errors(check_value({"n": 5}, draft4)) == [("$.n", "maximum")]
+    assert check_value({"n": 4}, draft4).valid
+    undeclared = {k: v for k, v in draft4.items() if k != "$schema"}
+    assert check_value({"n": 4}, undeclared).schema_error
+    # 2020-12 is the default: prefixItems is a keyword there, ignored by draft-07
+    tuple_schema = {"prefixItems": [{"type": "integer"}]}
+    assert not check_value(["x"], tuple_schema).valid
+    draft7 = {"$schema": "http://json-schema.org/draft-07/schema#", **tuple_schema}
+    assert check_value(["x"], draft7).valid
+
+
+def test_boolean_schemas():
+    assert check_call("{}", True).valid
+    assert errors(check_call("{}", False)) == [("$", "false")]
+
+
+def test_validators_are_compiled_once_per_schema():
+    schema = {"type": "object", "properties": {"k": {"type": "integer"}}}
+    first = compile_schema(schema)
+    assert compile_schema(schema) is first
+    assert compile_schema(json.loads(json.dumps(schema))) is first  # equal copy, same hash
+    assert compile_schema(schema, key=schema_hash(schema)) is first
+    assert check_call('{"k": 1}', first).valid
+    assert not check_call('{"k": "1"}', first).valid
+
+
+def test_a_schema_jsonschema_chokes_on_is_a_result():
+    assert check_call("{}", {"$schema": ["not", "a", "uri"]}).schema_error.startswith(
+        "unusable schema: TypeError"
+    )
+
+
+def test_the_cache_is_bounded(monkeypatch):
+    monkeypatch.setattr(schemacheck, "CACHE_SIZE", 2)
+    for n in range(5):
+        assert check_value(n, {"const": n}).valid
+    assert len(schemacheck._BY_KEY) <= 2 and len(schemacheck._BY_ID) <= 2
+
+
+def test_errors_and_messages_are_bounded():
+    schema = {"type": "object", "additionalProperties": {"type": "integer"}}
+    got = check_value({f"k{i}": "x" * 1000 for i in range(80)}, schema)
+    assert len(got.errors) == schemacheck.MAX_ERRORS
+    assert all(len(e.message) <= schemacheck.MAX_MESSAGE for e in got.errors)
+
+
+def test_values_json_cannot_hold_do_not_crash():
+    # not JSON-serialisable, so no schema_hash: cached by identity instead
+    assert check_call("{}", {"type": "object", "x": {1, 2}}).valid
+    assert check_call("1", {"enum": {1, 2}}).schema_error

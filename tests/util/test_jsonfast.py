@@ -1,0 +1,62 @@
+"""orjson where it reads JSON as the json module does, and the json module everywhere else."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from toolproxy.util.jsonfast import has_long_number, loads, plain_json
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(), inner, max_size=3),
+    max_leaves=10,
+)
+
+
+@given(json_values, st.booleans())
+def test_loads_is_json_loads(value: Any, ascii_only: bool) -> None:
+    text = json.dumps(value, ensure_ascii=ascii_only)
+    got = loads(text)
+    assert got == json.loads(text)
+    assert type(got) is type(json.loads(text))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "123456789012345678901234567890",  # orjson: a float
+        "[NaN, Infinity, -Infinity]",
+        "1e400",
+        '"\\ud800"',
+        '{"a": 1, "a": 2}',
+        "18446744073709551615",
+    ],
+)
+def test_texts_orjson_reads_its_own_way(text: str) -> None:
+    got, want = loads(text), json.loads(text)
+    assert repr(got) == repr(want) and type(got) is type(want)
+
+
+def test_errors_are_the_json_modules() -> None:
+    for text in ("{", "[1,]", "1 2", ""):
+        with pytest.raises(json.JSONDecodeError) as ours:
+            loads(text)
+        with pytest.raises(json.JSONDecodeError) as theirs:
+            json.loads(text)
+        assert str(ours.value) == str(theirs.value)
+
+
+def test_long_numbers() -> None:
+    assert has_long_number('{"id": 12345678901234567890}')
+    assert not has_long_number('{"id": 1234567890123456789}')
+
+
+def test_plain_json_is_only_jsons_own_values() -> None:
+    assert plain_json({"a": [1, 2.5, "x", None, True]})
+    for odd in ({1: "x"}, {"a": float("nan")}, [float("inf")], {"a": {1, 2}}, b"x", (1,)):
+        assert not plain_json(odd)

@@ -1,0 +1,336 @@
+"""The `toolproxy` command line. Thin: parses arguments and calls the package."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from toolproxy.capture.proxy import ProxySpec, RunningProxy, check_port
+from toolproxy.util.table import format_table
+
+DEFAULT_CAPTURE = Path("captures/default")
+
+
+def add_capture_arg(p: argparse.ArgumentParser) -> None:
+    """The `--capture/-c` option every command that reads a capture takes."""
+    p.add_argument(
+        "--capture",
+        "-c",
+        type=Path,
+        default=DEFAULT_CAPTURE,
+        help=f"capture directory (default: {DEFAULT_CAPTURE})",
+    )
+
+
+def flush_seconds(text: str) -> float:
+    """argparse type of --flush-interval: the addon's range, checked before anything starts."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0.01 <= value <= 10:  # also refuses nan
+        raise argparse.ArgumentTypeError(f"must be between 0.01 and 10 seconds, got {text!r}")
+    return value
+
+
+def cmd_record(args: argparse.Namespace) -> int:
+    """Run the recording proxy in the foreground until Ctrl-C."""
+    from toolproxy import store
+
+    check_port(args.host, args.port)
+    spec = ProxySpec(
+        capture=args.capture,
+        upstream=args.upstream,
+        host=args.host,
+        port=args.port,
+        flush_interval=args.flush_interval,
+        session_header=args.session_header,
+        retry_window=args.retry_window,
+        redact_headers=args.redact_header,
+        redact_query=args.redact_query,
+        redact_json=args.redact_json,
+        confdir=args.confdir,
+        extra=args.mitmdump_args,
+    )
+    store.init_capture(args.capture)
+    base = f"http://{args.host}:{args.port}"
+    if args.upstream:
+        print(f"toolproxy: reverse proxy {base} -> {args.upstream}, recording into {args.capture}")
+        print(f"  point the agent at it:  OPENAI_BASE_URL={base}/v1   ANTHROPIC_BASE_URL={base}")
+    else:
+        confdir = args.confdir or "~/.mitmproxy"
+        print(f"toolproxy: explicit proxy on {base}, recording into {args.capture}")
+        print(f"  HTTPS_PROXY={base}  and trust {confdir}/mitmproxy-ca-cert.pem (see README)")
+    print("  Ctrl-C stops and compacts the capture.", flush=True)
+    proxy = RunningProxy(spec, capture_output=False, own_session=True)
+
+    def forward(signum: int, frame: object) -> None:
+        # Ctrl-C / SIGTERM: ask mitmdump to stop, then wait for it to flush.
+        if proxy.proc is not None and proxy.proc.poll() is None:
+            proxy.proc.send_signal(signal.SIGINT)
+
+    previous = {s: signal.signal(s, forward) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        proxy.start()
+        assert proxy.proc is not None
+        code = proxy.proc.wait()
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+    if not args.no_compact:
+        _compact_quietly(args.capture)
+    if code in (0, -signal.SIGINT, -signal.SIGTERM, 130):
+        return 0
+    print(f"toolproxy: mitmdump exited with code {code} (its message is above)", file=sys.stderr)
+    return 2
+
+
+def _compact_quietly(capture: Path) -> None:
+    from toolproxy import store
+
+    try:
+        stats = store.compact(capture)
+    except Exception as exc:  # noqa: BLE001 - the capture stays readable uncompacted
+        print(f"toolproxy: capture left uncompacted ({exc}); run `toolproxy compact` later")
+        return
+    if stats.files:
+        print(f"toolproxy: {stats.summary()}")
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    """Print what a capture holds."""
+    from toolproxy import store
+
+    summary = store.summary(args.capture)
+    if args.json:
+        print(json.dumps(summary, indent=2, default=str))
+    else:
+        for key, value in summary.items():
+            print(f"{key:>20}: {value}")
+    return 0
+
+
+def cmd_sessions(args: argparse.Namespace) -> int:
+    """List sessions, newest first."""
+    from toolproxy import store
+
+    columns, rows = store.list_sessions(args.capture, args.limit)
+    _print_rows(columns, rows, args.json)
+    return 0
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    """Show one session's exchanges and tool calls, or one exchange."""
+    from toolproxy import store
+
+    sql = """
+        SELECT e.started_at, e.exchange_id, e.wire_format, e.model_requested, e.status_code,
+               e.parse_status, e.finish_reason, e.ttfb_ms, e.latency_ms,
+               (SELECT string_agg(c.name || '(' || c.arguments_raw || ')', ' ; ' ORDER BY c.index)
+                  FROM tool_calls c WHERE c.exchange_id = e.exchange_id) AS tool_calls,
+               e.assistant_text
+        FROM exchanges e WHERE e.session_id = ? OR e.exchange_id = ? ORDER BY e.started_at"""
+    columns, rows = store.query(args.capture, sql, [args.id, args.id])
+    if not rows:
+        print(f"no session or exchange {args.id!r} in {args.capture}", file=sys.stderr)
+        return 1
+    _print_rows(columns, rows, args.json)
+    return 0
+
+
+def cmd_sql(args: argparse.Namespace) -> int:
+    """Run a read-only SQL query against the capture's views."""
+    from toolproxy import store
+
+    columns, rows = store.query(args.capture, args.query)
+    _print_rows(columns, rows, args.json)
+    return 0
+
+
+def cmd_compact(args: argparse.Namespace) -> int:
+    """Compact segment files into Parquet files and cache them in the catalog."""
+    from toolproxy import store
+
+    print(f"toolproxy: {store.compact(args.capture).summary()}")
+    return 0
+
+
+def cmd_repair(args: argparse.Namespace) -> int:
+    """Rebuild a missing or damaged catalog from the capture's Parquet and segment files."""
+    from toolproxy import store
+
+    done = store.repair(args.capture, rebuild=args.rebuild)
+    if done["set_aside"]:
+        print(f"toolproxy: the damaged catalog is kept as {done['set_aside']}")
+    rows = ", ".join(f"{t} {n}" for t, n in done["tables"].items() if n)
+    print(f"toolproxy: catalog of {done['capture']} rebuilt from its files: {rows or 'no rows'}")
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    """Write a table or view as JSON lines (secrets were removed at capture time)."""
+    from toolproxy import store
+
+    out = sys.stdout if args.out == "-" else open(args.out, "w", encoding="utf-8")  # noqa: SIM115
+    try:
+        count = store.export_jsonl(args.capture, args.table, out)
+    finally:
+        if out is not sys.stdout:
+            out.close()
+    print(f"exported {count} rows of {args.table}", file=sys.stderr)
+    return 0
+
+
+def cmd_upstream(args: argparse.Namespace) -> int:
+    """Serve the scripted model upstream (for trying toolproxy without a real provider)."""
+    from toolproxy.scripted import serve_forever
+
+    serve_forever(args.script, args.host, args.port)
+    return 0
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    """Capture a scripted agent end to end and print what landed in the store."""
+    from toolproxy.cli.demo import run_demo
+
+    return run_demo(args.capture)
+
+
+def _print_rows(columns: Sequence[str], rows: Sequence[Sequence[object]], as_json: bool) -> None:
+    if as_json:
+        for row in rows:
+            print(json.dumps(dict(zip(columns, row, strict=True)), default=str, ensure_ascii=False))
+    else:
+        print(format_table(columns, rows))
+
+
+def add_command(
+    sub: argparse._SubParsersAction,  # type: ignore[type-arg]
+    name: str,
+    func: Callable[[argparse.Namespace], int],
+) -> argparse.ArgumentParser:
+    """A sub-command whose help is the first line of its function's docstring."""
+    doc = (func.__doc__ or "").strip()
+    p = sub.add_parser(name, help=doc, description=doc)
+    p.set_defaults(func=func)
+    return p
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser, one sub-command per capability."""
+    parser = argparse.ArgumentParser(
+        prog="toolproxy",
+        description="Measure agent tool calling on your own live traffic.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def add(name: str, func: Callable[[argparse.Namespace], int]) -> argparse.ArgumentParser:
+        return add_command(sub, name, func)
+
+    p = add("record", cmd_record)
+    p.add_argument("--upstream", "-u", help="reverse-proxy to this base URL (else explicit proxy)")
+    add_capture_arg(p)
+    p.add_argument("--host", default="127.0.0.1", help="listen address (default loopback only)")
+    p.add_argument("--port", "-p", type=int, default=8080, help="listen port (default 8080)")
+    p.add_argument(
+        "--flush-interval",
+        type=flush_seconds,
+        default=0.5,
+        help="seconds between flushes; a crash loses at most this window (default 0.5)",
+    )
+    p.add_argument("--session-header", help="header naming the session (x-toolproxy-session)")
+    p.add_argument(
+        "--retry-window",
+        type=float,
+        default=None,
+        help="seconds within which an answered request sent again, not continued, is its "
+        "retry (default 5; 0: never)",
+    )
+    p.add_argument("--redact-header", action="append", default=[], help="extra secret header")
+    p.add_argument("--redact-query", action="append", default=[], help="extra secret query param")
+    p.add_argument(
+        "--redact-json", action="append", default=[], help="dotted JSON path to drop from bodies"
+    )
+    p.add_argument("--confdir", help="mitmproxy confdir (CA certificate location)")
+    p.add_argument("--no-compact", action="store_true", help="do not compact on exit")
+    p.add_argument(
+        "mitmdump_args", nargs=argparse.REMAINDER, help="after --: passed to mitmdump as is"
+    )
+
+    p = add("status", cmd_status)
+    add_capture_arg(p)
+    p.add_argument("--json", action="store_true", help="print JSON")
+
+    p = add("sessions", cmd_sessions)
+    add_capture_arg(p)
+    p.add_argument("--limit", "-n", type=int, default=50, help="how many (default 50)")
+    p.add_argument("--json", action="store_true", help="print JSON lines")
+
+    p = add("show", cmd_show)
+    p.add_argument("id", help="session id or exchange id")
+    add_capture_arg(p)
+    p.add_argument("--json", action="store_true", help="print JSON lines")
+
+    p = add("sql", cmd_sql)
+    p.add_argument("query", help="SQL over the views (exchanges, tool_calls, sessions, ...)")
+    add_capture_arg(p)
+    p.add_argument("--json", action="store_true", help="print JSON lines")
+
+    p = add("compact", cmd_compact)
+    add_capture_arg(p)
+
+    p = add("repair", cmd_repair)
+    add_capture_arg(p)
+    p.add_argument(
+        "--rebuild", action="store_true", help="set the catalog aside and rebuild even if healthy"
+    )
+
+    p = add("export", cmd_export)
+    p.add_argument("table", help="table or view to export, e.g. exchanges or tool_calls")
+    add_capture_arg(p)
+    p.add_argument("--out", "-o", default="-", help="output file (default stdout)")
+
+    p = add("upstream", cmd_upstream)
+    p.add_argument("--script", help="script file (JSON or YAML); default: echo replies")
+    p.add_argument("--host", default="127.0.0.1", help="listen address")
+    p.add_argument("--port", "-p", type=int, default=8765, help="listen port (default 8765)")
+
+    from toolproxy.cli import grade as cli_grade
+    from toolproxy.cli import mcp as cli_mcp
+    from toolproxy.cli import replay as cli_replay
+
+    cli_mcp.register(sub)
+    cli_grade.register(sub)
+    cli_replay.register(sub)
+
+    p = add("demo", cmd_demo)
+    p.add_argument(
+        "--capture", "-c", type=Path, default=Path("captures/demo"), help="capture directory"
+    )
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the `toolproxy` script."""
+    args = build_parser().parse_args(argv)
+    if getattr(args, "mitmdump_args", None) and args.mitmdump_args[0] == "--":
+        args.mitmdump_args = args.mitmdump_args[1:]
+    try:
+        return int(args.func(args))
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:  # noqa: BLE001 - a clear one-line error, not a traceback
+        from toolproxy.errors import UserError
+
+        if isinstance(exc, UserError):
+            print(f"toolproxy: {exc}", file=sys.stderr)
+            return 2
+        raise
+
+
+if __name__ == "__main__":
+    sys.exit(main())

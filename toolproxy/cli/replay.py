@@ -1,0 +1,117 @@
+"""`toolproxy replay` and `toolproxy replay-diff`: candidates vs production, same grades."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    """Re-send captured sessions or cases to candidate models, resumably, then grade them."""
+    from toolproxy.replay.command import cmd_replay as run
+
+    return run(args)
+
+
+def cmd_replay_diff(args: argparse.Namespace) -> int:
+    """Per call, recorded vs replayed: tool, arguments, label."""
+    from toolproxy.replay.diffview import cmd_replay_diff as run
+
+    return run(args)
+
+
+def _workers(text: str) -> str | int:
+    """`--workers`: `auto` or a positive number."""
+    if text == "auto":
+        return text
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if not 1 <= value <= 64:
+        raise argparse.ArgumentTypeError("must be `auto` or a number from 1 to 64")
+    return value
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Add `replay` and `replay-diff` to the top-level parser."""
+    from toolproxy.cli.main import add_capture_arg, add_command
+
+    p = add_command(sub, "replay", cmd_replay)
+    p.add_argument("config", type=Path, help="candidates file (YAML), e.g. replays/local.yaml")
+    add_capture_arg(p)
+    p.add_argument(
+        "--run",
+        "-r",
+        help="run name (default: the config's file stem + time); "
+        "the same name resumes an interrupted run",
+    )
+    p.add_argument(
+        "--cases",
+        type=Path,
+        action="append",
+        default=[],
+        help="replay these expectation cases instead of captured traffic",
+    )
+    p.add_argument("--session", action="append", default=[], help="only these sessions")
+    p.add_argument("--exchange", action="append", default=[], help="only these exchanges")
+    p.add_argument("--tool", action="append", default=[], help="only turns that called these")
+    p.add_argument("--model", action="append", default=[], help="only these recorded models")
+    p.add_argument(
+        "--label",
+        action="append",
+        default=[],
+        help="only cases that earned these labels in --label-run",
+    )
+    p.add_argument("--label-run", help="grading run the --label filter reads")
+    p.add_argument("--since", help="only exchanges started at/after this ISO-8601 time")
+    p.add_argument("--until", help="only exchanges started before this ISO-8601 time")
+    p.add_argument(
+        "--per",
+        choices=["session", "exchange"],
+        default="session",
+        help="replay whole sessions turn by turn (default) or single exchanges",
+    )
+    p.add_argument("--repeats", "-k", type=int, help="repeats per item (overrides the config)")
+    p.add_argument(
+        "--candidate", action="append", default=[], help="only these candidates of the config"
+    )
+    p.add_argument(
+        "--tools",
+        choices=["recorded", "live"],
+        default="recorded",
+        help="when a call differs from the recorded one: stop there (recorded) or "
+        "execute it on the MCP server that owns the tool (live)",
+    )
+    p.add_argument(
+        "--allow-side-effects",
+        action="store_true",
+        help="with --tools live, also run tools not annotated read-only/idempotent",
+    )
+    p.add_argument(
+        "--mcp-config",
+        type=Path,
+        action="append",
+        default=[],
+        help="MCP config(s) naming the servers for --tools live (default: the "
+        "usual locations, as `toolproxy mcp pull`)",
+    )
+    p.add_argument(
+        "--workers",
+        type=_workers,
+        default="auto",
+        metavar="N",
+        help="worker processes playing the cells (default auto: 1 under 200 cells to play, "
+        "else min(CPUs, 4)); each candidate's concurrency and rate_limit are totals split "
+        "across workers; --tools live always uses 1",
+    )
+    p.add_argument("--no-grade", action="store_true", help="do not grade the run afterwards")
+    p.add_argument("--no-progress", action="store_true", help="no progress bars")
+    p.add_argument("--json", action="store_true", help="print the summary as JSON")
+
+    p = add_command(sub, "replay-diff", cmd_replay_diff)
+    p.add_argument("run", help="replay run name")
+    add_capture_arg(p)
+    p.add_argument("--candidate", action="append", default=[], help="only these candidates")
+    p.add_argument("--changed", action="store_true", help="only calls that differ")
+    p.add_argument("--json", action="store_true", help="print JSON lines")

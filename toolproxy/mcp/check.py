@@ -1,0 +1,156 @@
+"""`toolproxy mcp check`: every recorded tool call checked against its schema.
+
+The adapter over the pure `toolproxy.schema.validator`: reads calls, offered tools and the
+latest MCP server schemas from the capture, resolves and checks each call, prints a table
+or JSON.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel, Field, computed_field
+
+from toolproxy.records import ToolCall
+from toolproxy.schema.validator import (
+    SchemaCheck,
+    SchemaSource,
+    check_tool_call,
+    resolve_schema,
+)
+
+
+class CallCheck(BaseModel):
+    """One recorded tool call, the schema it was checked against, and the outcome."""
+
+    exchange_id: str
+    session_id: str | None = None
+    index: int = 0
+    model: str | None = None
+    name: str | None = Field(default=None, description="tool name the model called")
+    source: SchemaSource
+    server: str | None = None
+    tool: str | None = None
+    check: SchemaCheck
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def first_error(self) -> str | None:
+        """One line saying why the call failed, or None when it passed."""
+        c = self.check
+        if c.parse_error or c.schema_error:
+            return c.parse_error or c.schema_error
+        return f"{c.errors[0].path}: {c.errors[0].message}" if c.errors else None
+
+
+def summarize(checks: Sequence[CallCheck]) -> dict[str, Any]:
+    """Counts over checked calls: calls, valid, invalid, and calls per schema source."""
+    valid = sum(c.check.valid for c in checks)
+    sources = Counter(c.source for c in checks)
+    return {
+        "calls": len(checks),
+        "valid": valid,
+        "invalid": len(checks) - valid,
+        "by_source": {s: sources.get(s, 0) for s in ("mcp_server", "offered", "none")},
+    }
+
+
+@dataclass(frozen=True)
+class _Offered:
+    name: str
+    parameters: Any
+
+
+def _loads(text: Any) -> Any:
+    return json.loads(text) if isinstance(text, str) else text
+
+
+def load_checks(capture: Any, session: str | None = None) -> list[CallCheck]:
+    """Check every recorded tool call of a capture (or of one session)."""
+    from toolproxy import store
+
+    where, params = ("WHERE c.session_id = ?", [session]) if session else ("", [])
+    _, calls = store.query(
+        capture,
+        "SELECT c.exchange_id, c.session_id, c.index, c.name, c.arguments_raw, c.arguments, "
+        "c.parse_error, coalesce(e.model_returned, e.model_requested) FROM tool_calls c "
+        f"LEFT JOIN exchanges e USING (exchange_id) {where} "
+        "ORDER BY c.started_at, c.exchange_id, c.index",
+        params,
+    )
+    _, tools = store.query(
+        capture,
+        "SELECT exchange_id, name, parameters, schema_hash FROM tools_offered WHERE exchange_id "
+        f"IN (SELECT c.exchange_id FROM tool_calls c {where}) ORDER BY exchange_id, position",
+        params,
+    )
+    _, servers = store.query(
+        capture, "SELECT DISTINCT server, name, input_schema FROM mcp_tools_latest ORDER BY 1, 2"
+    )
+    parsed: dict[str, Any] = {}  # one object per distinct schema, so compiled once
+    offered: dict[str, list[_Offered]] = {}
+    for exchange_id, name, parameters, hash_ in tools:
+        schema = parsed.setdefault(hash_, _loads(parameters))
+        offered.setdefault(exchange_id, []).append(_Offered(name, schema))
+    server_tools = [(s, n, _loads(schema)) for s, n, schema in servers]
+    checks = []
+    for exchange_id, session_id, index, name, raw, arguments, parse_error, model in calls:
+        resolved = resolve_schema(name, offered.get(exchange_id, []), server_tools)
+        call = ToolCall(
+            index=index or 0,
+            name=name,
+            arguments_raw=raw or "",
+            arguments=_loads(arguments),
+            parse_error=parse_error,
+        )
+        checks.append(
+            CallCheck(
+                exchange_id=exchange_id,
+                session_id=session_id,
+                index=index or 0,
+                model=model,
+                name=name,
+                source=resolved.source,
+                server=resolved.server,
+                tool=resolved.tool,
+                check=check_tool_call(call, resolved.schema),
+            )
+        )
+    return checks
+
+
+def cmd_mcp_check(args: argparse.Namespace) -> int:
+    """`toolproxy mcp check`: a row per call, then a summary line. Exit 0: it is a report."""
+    from toolproxy.util.table import format_table
+
+    checks = load_checks(args.capture, args.session)
+    summary = summarize(checks)
+    shown = [c for c in checks if not c.check.valid] if args.failed else checks
+    if args.json:
+        out = {"summary": summary, "calls": [c.model_dump(mode="json") for c in shown]}
+        print(json.dumps(out, indent=2, ensure_ascii=False))
+        return 0
+    columns = ["session", "model", "tool", "schema", "valid", "first_error"]
+    rows = [
+        [
+            c.session_id,
+            c.model,
+            c.name,
+            f"{c.source} {c.server}:{c.tool}" if c.source == "mcp_server" else c.source,
+            "yes" if c.check.valid else "NO",
+            c.first_error,
+        ]
+        for c in shown
+    ]
+    print(format_table(columns, rows, width=80))
+    by = ", ".join(f"{k} {v}" for k, v in summary["by_source"].items())
+    print(
+        f"\n{summary['calls']} calls: {summary['valid']} valid, {summary['invalid']} invalid"
+        f" (schema: {by})"
+    )
+    return 0

@@ -1,0 +1,2 @@
+"""Small pure helpers every layer may use: ``jsonfast`` (JSON loading), ``gctools`` (pausing
+the collector around bulk work), ``table`` (plain-text tables)."""
