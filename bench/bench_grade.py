@@ -34,8 +34,8 @@ from typing import Any
 import jsonschema
 
 from toolproxy.grade.checker import grade_case
-from toolproxy.grade.model import Case, ExpectedCall, Matcher, Observation, ObservedCall
-from toolproxy.records import schema_hash
+from toolproxy.grade.model import Case, ExpectedCall, Matcher, Observation
+from toolproxy.records import ToolCall, schema_hash
 from toolproxy.schema.validator import CompiledSchema, clear_caches, compile_schema
 from toolproxy.util.gctools import paused_gc
 from toolproxy.wire.common import parse_arguments
@@ -149,7 +149,7 @@ def make_workload(
             raw = break_call(args, schema, rng)
             value, error = parse_arguments(raw)  # what the wire parser recorded
             observed.append(
-                ObservedCall(
+                ToolCall(
                     index=i,
                     name=name,
                     arguments_raw=raw,

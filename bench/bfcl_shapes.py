@@ -23,7 +23,8 @@ from typing import Any
 
 from bfcl_arm import type_mapping  # type: ignore[import-not-found]
 
-from toolproxy.grade.model import Case, ExpectedCall, Matcher, Observation, ObservedCall
+from toolproxy.grade.model import Case, ExpectedCall, Matcher, Observation
+from toolproxy.records import ToolCall
 
 KINDS = (
     "right",
@@ -153,7 +154,7 @@ def build(raw: dict[str, Any], index: int, rng: random.Random) -> Work:
     order = "unordered" if "parallel" in category else "ordered"
     case = Case(id=f"{raw['id']}#{index}", exchange_id=f"ex-{index}", calls=expected, order=order)
     observed = [
-        ObservedCall(
+        ToolCall(
             index=i,
             call_id=f"call_{index}_{i}",
             name=name,

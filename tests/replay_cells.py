@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from toolproxy.replay.model import Candidate, RecordedCall, ReplayItem, Step
+from toolproxy.records import ToolCall
+from toolproxy.replay.model import Candidate, ReplayItem, Step
 
 TOOL = {
     "type": "function",
@@ -18,7 +19,7 @@ def item(item_id: str) -> ReplayItem:
         messages=[{"role": "user", "content": f"weather? ({item_id})"}],
         tools=[TOOL],
         recorded_calls=[
-            RecordedCall(name="get_weather", arguments_raw='{"city":"Paris"}', arguments={})
+            ToolCall(name="get_weather", arguments_raw='{"city":"Paris"}', arguments={})
         ],
     )
     return ReplayItem(item_id=item_id, kind="exchange", steps=[step])

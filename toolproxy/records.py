@@ -52,9 +52,10 @@ class ToolOffered(BaseModel):
 
 
 class ToolCall(BaseModel):
-    """One tool call the model emitted in a response."""
+    """One tool call the model emitted in a response: the one model of a call, whether
+    captured, observed by the grader or recorded for a replay to compare with."""
 
-    index: int = Field(description="0-based position among this response's tool calls")
+    index: int = Field(default=0, description="0-based position among this response's calls")
     call_id: str | None = Field(default=None, description="provider's call id")
     name: str | None = Field(default=None, description="tool name the model chose")
     arguments_raw: str = Field(

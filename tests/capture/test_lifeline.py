@@ -8,7 +8,7 @@ from toolproxy.capture import lifeline
 
 CHILD = (
     "import sys, time\n"
-    "from toolproxy import lifeline\n"
+    "from toolproxy.capture import lifeline\n"
     "print(lifeline.die_with_parent(), flush=True)\n"
     "time.sleep(30)\n"
 )
@@ -30,7 +30,7 @@ def test_a_child_dies_with_its_parent_killed_by_sigkill(tmp_path):
     # A middle process starts the child the way RunningProxy does, then is killed -9.
     middle = (
         "import os, subprocess, sys, time\n"
-        "from toolproxy import lifeline\n"
+        "from toolproxy.capture import lifeline\n"
         f"env = {{**os.environ, **lifeline.parent_env()}}\n"
         f"c = subprocess.Popen([sys.executable, '-c', {CHILD!r}], env=env, "
         "stdout=subprocess.PIPE)\n"

@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from toolproxy.grade.checker import ToolNames, grade_case, make_grader, offered_tools
-from toolproxy.grade.model import Case, ExpectedCall, Matcher, Observation, ObservedCall
+from toolproxy.grade.model import Case, ExpectedCall, Matcher, Observation
+from toolproxy.records import ToolCall
 from toolproxy.schema.validator import compile_schema
 
 WEATHER = {
@@ -29,9 +30,7 @@ def want(tool: str = "get_weather", **args: Any) -> ExpectedCall:
 
 def seen(*calls: tuple[str | None, str], offered: Any = None, **kw: Any) -> Observation:
     tools = [{"name": "get_weather", "parameters": WEATHER}] if offered is None else offered
-    observed = [
-        ObservedCall(index=i, name=n, arguments_raw=raw) for i, (n, raw) in enumerate(calls)
-    ]
+    observed = [ToolCall(index=i, name=n, arguments_raw=raw) for i, (n, raw) in enumerate(calls)]
     return Observation(calls=observed, offered=tools, **kw)
 
 
@@ -146,19 +145,19 @@ def test_an_underscore_is_not_a_server_prefix_either_way():
     spotify_play = {"name": "spotify_play", "parameters": {"type": "object"}}
     # expected `play`, the model called the offered `spotify_play`: another tool
     obs = Observation(
-        calls=[ObservedCall(name="spotify_play", arguments_raw="{}")], offered=[play, spotify_play]
+        calls=[ToolCall(name="spotify_play", arguments_raw="{}")], offered=[play, spotify_play]
     )
     got = grade_case(Case(id="c", calls=[ExpectedCall(tool="play")]), obs)
     assert got.label == "wrong_tool"
     # expected `spotify_play`, the model called `play`, which was never offered
-    obs = Observation(calls=[ObservedCall(name="play", arguments_raw="{}")], offered=[spotify_play])
+    obs = Observation(calls=[ToolCall(name="play", arguments_raw="{}")], offered=[spotify_play])
     got = grade_case(Case(id="c", calls=[ExpectedCall(tool="spotify_play")]), obs)
     assert got.label == "wrong_tool"
     assert got.calls[0].errors == ["called 'play', which was not offered; expected 'spotify_play'"]
     # a real MCP server named spotify makes its prefix a prefix
     servers = [("spotify", "play", {"type": "object"})]
     obs = Observation(
-        calls=[ObservedCall(name="spotify_play", arguments_raw="{}")], offered=[spotify_play]
+        calls=[ToolCall(name="spotify_play", arguments_raw="{}")], offered=[spotify_play]
     )
     assert grade_case(Case(id="c", calls=[ExpectedCall(tool="play")]), obs, None, servers).passed
 
@@ -168,7 +167,7 @@ def test_real_prefixed_names_pass_as_the_server_tool():
     time_tools = [("time", "get_current_time", schema)]
     for called in ("mcp__time__get_current_time", "time__get_current_time"):
         obs = Observation(
-            calls=[ObservedCall(name=called, arguments_raw='{"timezone": "UTC"}')],
+            calls=[ToolCall(name=called, arguments_raw='{"timezone": "UTC"}')],
             offered=[{"name": called, "parameters": schema}],
         )
         case_ = Case(id="c", calls=[ExpectedCall(tool="get_current_time")])
@@ -294,11 +293,11 @@ def test_refs_and_nested_paths():
 
 def test_recorded_arguments_are_trusted_over_the_raw_text():
     # an Anthropic argument-less call: raw "" but the API's own reading is {}
-    call = ObservedCall(name="ping", arguments_raw="", arguments={})
+    call = ToolCall(name="ping", arguments_raw="", arguments={})
     assert grade_case(case(want("ping")), Observation(calls=[call])).passed
-    encoded = ObservedCall(name="ping", arguments_raw="", arguments='{"a": 1}')
+    encoded = ToolCall(name="ping", arguments_raw="", arguments='{"a": 1}')
     assert grade_case(case(want("ping")), Observation(calls=[encoded])).label == "escaping_error"
-    listed = ObservedCall(name="ping", arguments_raw="", arguments=[1])
+    listed = ToolCall(name="ping", arguments_raw="", arguments=[1])
     assert grade_case(case(want("ping")), Observation(calls=[listed])).label == "malformed_json"
 
 

@@ -6,8 +6,9 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from toolproxy.grade.model import Case, ExpectedCall, Matcher, ObservedCall
+from toolproxy.grade.model import Case, ExpectedCall, Matcher
 from toolproxy.grade.pairing import ToolNames, pair_calls
+from toolproxy.records import ToolCall
 
 NAMES = st.lists(st.sampled_from(["a", "b", "c"]), max_size=4)
 
@@ -38,7 +39,7 @@ def reference_ordered(expected: list[str], observed: list[str]) -> list[tuple]:
 @given(NAMES.filter(bool), NAMES)
 def test_ordered_pairing_follows_the_rule(expected: list[str], observed: list[str]) -> None:
     case = Case(id="c", calls=[ExpectedCall(tool=t) for t in expected])
-    calls = [ObservedCall(index=j, name=n) for j, n in enumerate(observed)]
+    calls = [ToolCall(index=j, name=n) for j, n in enumerate(observed)]
     got = pair_calls(case, calls, ToolNames())
     assert [
         (e.tool if e else None, o.index if o else None, label) for e, o, label in got
@@ -55,8 +56,8 @@ def test_unordered_calls_to_one_tool_pair_by_their_arguments() -> None:
         ],
     )
     calls = [
-        ObservedCall(index=0, name="w", arguments={"city": "Oslo"}),
-        ObservedCall(index=1, name="w", arguments={"city": "Paris"}),
+        ToolCall(index=0, name="w", arguments={"city": "Oslo"}),
+        ToolCall(index=1, name="w", arguments={"city": "Paris"}),
     ]
     got = pair_calls(case, calls, ToolNames())
     assert [(e.args["city"].value, o.arguments["city"], label) for e, o, label in got] == [

@@ -11,8 +11,9 @@ from hypothesis import strategies as st
 from toolproxy.grade.checker import grade_case
 from toolproxy.grade.labels import PRECEDENCE, first_label
 from toolproxy.grade.matchers import match
-from toolproxy.grade.model import Case, ExpectedCall, Matcher, Observation, ObservedCall
+from toolproxy.grade.model import Case, ExpectedCall, Matcher, Observation
 from toolproxy.grade.parsestage import classify
+from toolproxy.records import ToolCall
 
 SETTINGS = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 NAMES = ["get_weather", "mcp__wx__get_weather", "read_file", "search", "", "é名"]
@@ -144,7 +145,7 @@ cases = st.builds(
 
 
 @st.composite
-def observed_calls(draw: st.DrawFn) -> ObservedCall:
+def observed_calls(draw: st.DrawFn) -> ToolCall:
     raw = draw(argument_text())
     recorded = draw(st.sampled_from(["raw", "parsed", "junk"]))
     arguments: Any = None
@@ -155,7 +156,7 @@ def observed_calls(draw: st.DrawFn) -> ObservedCall:
             arguments = None
     elif recorded == "junk":
         arguments = draw(json_values)
-    return ObservedCall(
+    return ToolCall(
         index=draw(st.integers(0, 5)),
         name=draw(st.none() | st.sampled_from(NAMES) | st.text(max_size=8)),
         arguments_raw=raw,

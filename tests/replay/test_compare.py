@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from toolproxy.records import ToolCall
 from toolproxy.replay.compare import (
     arguments_of,
     diff_cell,
@@ -9,7 +10,7 @@ from toolproxy.replay.compare import (
     observe_turn,
     recorded_case,
 )
-from toolproxy.replay.model import CellResult, RecordedCall, ReplayItem, Step, TurnRecord
+from toolproxy.replay.model import CellResult, ReplayItem, Step, TurnRecord
 
 WEATHER = {
     "type": "function",
@@ -32,11 +33,11 @@ NOTES = {
 }
 
 
-def call(name: str | None, raw: str, call_id: str | None = None) -> RecordedCall:
-    return RecordedCall(call_id=call_id, name=name, arguments_raw=raw)
+def call(name: str | None, raw: str, call_id: str | None = None) -> ToolCall:
+    return ToolCall(call_id=call_id, name=name, arguments_raw=raw)
 
 
-def item(*steps: list[RecordedCall]) -> ReplayItem:
+def item(*steps: list[ToolCall]) -> ReplayItem:
     return ReplayItem(
         item_id="s1",
         kind="session",
@@ -63,7 +64,7 @@ def cell(*turns: TurnRecord) -> CellResult:
     )
 
 
-def turn(step: int, *calls: RecordedCall, attempt: int = 0, **extra: object) -> TurnRecord:
+def turn(step: int, *calls: ToolCall, attempt: int = 0, **extra: object) -> TurnRecord:
     return TurnRecord(
         step=step, attempt=attempt, exchange_id=f"x{step}{attempt}", calls=list(calls), **extra
     )
@@ -178,4 +179,4 @@ def test_recorded_case_and_observation():
     )
     assert not obs.complete and obs.calls[0].parse_error and obs.calls[0].arguments is None
     assert [t["name"] for t in obs.offered] == ["get_weather", "search_notes"]
-    assert arguments_of(RecordedCall(arguments={"a": 1}, arguments_raw="x")) == {"a": 1}
+    assert arguments_of(ToolCall(arguments={"a": 1}, arguments_raw="x")) == {"a": 1}

@@ -5,9 +5,10 @@ from __future__ import annotations
 import asyncio
 from collections import Counter
 
+from toolproxy.records import ToolCall
 from toolproxy.replay.engine import MemorySink, plan_cells, run_matrix
 from toolproxy.replay.loop import Backoff
-from toolproxy.replay.model import Candidate, RecordedCall, ReplayConfig, ReplayItem, Step
+from toolproxy.replay.model import Candidate, ReplayConfig, ReplayItem, Step
 from toolproxy.scripted import Reply, Script, ScriptedCall
 
 SCHEMA = {
@@ -27,7 +28,7 @@ def item(item_id: str) -> ReplayItem:
         messages=[{"role": "user", "content": f"weather? ({item_id})"}],
         tools=TOOLS,
         recorded_calls=[
-            RecordedCall(
+            ToolCall(
                 call_id="r",
                 name="get_weather",
                 arguments_raw='{"city":"Paris"}',

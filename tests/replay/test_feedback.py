@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from toolproxy.records import ToolCall
 from toolproxy.replay.feedback import describe, make_check, offered_tools
-from toolproxy.replay.model import RecordedCall
 
 WEATHER = {
     "type": "object",
@@ -25,7 +25,7 @@ TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters": 
 
 
 def check(raw: str, tools=TOOLS, server_tools=()):
-    return make_check(server_tools)(RecordedCall(name="get_weather", arguments_raw=raw), tools)
+    return make_check(server_tools)(ToolCall(name="get_weather", arguments_raw=raw), tools)
 
 
 def test_valid_call_passes():
@@ -72,7 +72,7 @@ def test_the_real_mcp_schema_wins_over_the_offered_one():
 
 
 def test_a_tool_that_was_not_offered_is_only_parsed():
-    call = RecordedCall(name="other", arguments_raw='{"x": 1}')
+    call = ToolCall(name="other", arguments_raw='{"x": 1}')
     assert make_check()(call, TOOLS).valid
 
 

@@ -8,6 +8,7 @@ import pytest
 
 from tests.paths import MCP_SERVERS
 from toolproxy.mcp.config import ServerSpec
+from toolproxy.records import ToolCall
 from toolproxy.replay.engine import MemorySink
 from toolproxy.replay.feedback import NOT_RUN
 from toolproxy.replay.livetools import McpLiveTools
@@ -22,7 +23,7 @@ from toolproxy.replay.loop import (
     run_cell,
     wants_stream,
 )
-from toolproxy.replay.model import Candidate, RecordedCall, RecordedResult, ReplayItem, Step
+from toolproxy.replay.model import Candidate, RecordedResult, ReplayItem, Step
 from toolproxy.scripted import Reply, Script, ScriptedCall
 
 WEATHER_SERVER = str(MCP_SERVERS / "weather.py")
@@ -38,10 +39,10 @@ TOOLS = [
 ASK = [{"role": "user", "content": "Weather in Paris?"}]
 
 
-def rc(name: str, call_id: str | None = None, **args) -> RecordedCall:
+def rc(name: str, call_id: str | None = None, **args) -> ToolCall:
     import json
 
-    return RecordedCall(call_id=call_id, name=name, arguments_raw=json.dumps(args), arguments=args)
+    return ToolCall(call_id=call_id, name=name, arguments_raw=json.dumps(args), arguments=args)
 
 
 def session(stream: bool = False) -> ReplayItem:
@@ -346,8 +347,8 @@ def test_pair_calls_is_order_insensitive_and_by_value():
     assert pair_calls([a, b], [a, a]) is None
     assert pair_calls([a], [a, b]) is None
     assert pair_calls([rc("f", x=True)], [rc("f", x=1)]) is None
-    raw = RecordedCall(name="f", arguments_raw="{bad")
-    assert pair_calls([raw], [RecordedCall(name="f", arguments_raw="{bad")]) == [0]
+    raw = ToolCall(name="f", arguments_raw="{bad")
+    assert pair_calls([raw], [ToolCall(name="f", arguments_raw="{bad")]) == [0]
 
 
 def test_describe_divergence_for_several_calls_names_the_call():

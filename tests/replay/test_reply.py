@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from toolproxy.replay.model import Candidate, RecordedCall
+from toolproxy.records import ToolCall
+from toolproxy.replay.model import Candidate
 from toolproxy.replay.reply import CandidateReply, build_body
 
 HELLO = [{"role": "user", "content": "hello"}]
@@ -26,7 +27,7 @@ def test_build_body_merges_params_and_keeps_its_own_keys():
 def test_reply_turn_and_assistant_message():
     reply = CandidateReply(
         text="hi",
-        calls=[RecordedCall(call_id="c1", name="f", arguments_raw="{}", arguments={})],
+        calls=[ToolCall(call_id="c1", name="f", arguments_raw="{}", arguments={})],
         finish_reason="tool_calls",
         ttft_ms=5.0,
     )

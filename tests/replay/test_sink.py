@@ -9,14 +9,8 @@ import pytest
 
 from toolproxy import store
 from toolproxy.grade.observe import load_observations
-from toolproxy.replay.model import (
-    Candidate,
-    CellResult,
-    RecordedCall,
-    ReplayItem,
-    Step,
-    TurnRecord,
-)
+from toolproxy.records import ToolCall
+from toolproxy.replay.model import Candidate, CellResult, ReplayItem, Step, TurnRecord
 from toolproxy.replay.sink import StoreSink, session_id, turn_rows, writer_id
 
 KEY = "sk-test-SECRETKEY-0123456789abcdef"
@@ -35,9 +29,7 @@ STEP0 = Step(
     tools=[TOOL],
     params={"tool_choice": "auto", "temperature": 0.2},
     stream=True,
-    recorded_calls=[
-        RecordedCall(call_id="c1", name="get_weather", arguments_raw='{"city":"Paris"}')
-    ],
+    recorded_calls=[ToolCall(call_id="c1", name="get_weather", arguments_raw='{"city":"Paris"}')],
 )
 ITEM = ReplayItem(item_id="sess-1", kind="session", steps=[STEP0])
 
@@ -51,7 +43,7 @@ def turn(eid: str, **extra) -> TurnRecord:
     base = dict(
         step=0,
         exchange_id=eid,
-        calls=[RecordedCall(call_id="x1", name="get_weather", arguments_raw='{"city":"Paris"}')],
+        calls=[ToolCall(call_id="x1", name="get_weather", arguments_raw='{"city":"Paris"}')],
         finish_reason="tool_calls",
         ttft_ms=12.5,
         tps=40.0,
@@ -142,7 +134,7 @@ def test_fed_back_results_and_unparsed_arguments(capture):
         {"role": "tool", "tool_call_id": "x1", "content": "error: arguments are not JSON"},
     ]
     bad = turn(
-        "e2", attempt=1, calls=[RecordedCall(call_id="x2", name="get_weather", arguments_raw="{")]
+        "e2", attempt=1, calls=[ToolCall(call_id="x2", name="get_weather", arguments_raw="{")]
     )
     with StoreSink(capture, "r1", writer_id("r1"), candidates=[CAND]) as sink:
         sink.write_turn("r1", CAND, ITEM, 1, 0, STEP0, bad, sent)

@@ -605,14 +605,17 @@ def test_columns_added_to_the_records_are_migrated(cap: Path) -> None:
     assert "conversation_key" in names
 
 
-def test_query_many_answers_each_statement_on_one_connection(tmp_path):
+def test_a_read_batch_answers_each_statement_on_one_connection(tmp_path):
     capture = store.init_capture(tmp_path / "cap")
-    (a_names, a_rows), (b_names, b_rows) = store.query_many(
-        capture, [("SELECT ? AS x", [1]), ("SELECT count(*) AS n FROM exchanges", None)]
-    )
+    with store.reading(capture) as r:
+        (a_names, a_rows), (b_names, b_rows) = (
+            r.named("SELECT ? AS x", [1]),
+            r.named("SELECT count(*) AS n FROM exchanges"),
+        )
     assert (a_names, a_rows, b_names, b_rows) == (["x"], [(1,)], ["n"], [(0,)])
-    with pytest.raises(store.QueryError, match="nope"):
-        store.query_many(capture, [("SELECT 1", None), ("SELECT * FROM nope", None)])
+    with pytest.raises(store.QueryError, match="nope"), store.reading(capture) as r:
+        r.named("SELECT 1")
+        r.named("SELECT * FROM nope")
 
 
 def test_compact_stats_say_what_happened_in_words() -> None:

@@ -20,6 +20,7 @@ import openai
 from toolproxy import store
 from toolproxy.capture.proxy import ProxySpec, RunningProxy, free_port
 from toolproxy.scripted import Reply, Script, ScriptedCall, ScriptedUpstream
+from toolproxy.store.queries import exchanges
 from toolproxy.util.table import format_table
 
 WEATHER_TOOL = {
@@ -209,14 +210,7 @@ def run_demo(capture: Path, out: Callable[[str], None] = print) -> int:
     out("sessions:")
     out(format_table(*store.list_sessions(capture, 20)))
     out("\ntool calls:")
-    out(format_table(*store.query(capture, DEMO_CALLS_SQL)))
+    with store.reading(capture) as r:
+        out(format_table(*exchanges.call_listing(r)))
     out(f'\ntry: toolproxy sql --capture {capture} "SELECT * FROM sessions"')
     return 0
-
-
-DEMO_CALLS_SQL = """
-SELECT e.wire_format, e.model_requested AS model, e.streamed, c.name, c.arguments_raw,
-       c.parse_error IS NULL AS parsed
-FROM tool_calls c JOIN exchanges e USING (exchange_id)
-ORDER BY e.started_at, c.index
-"""

@@ -126,15 +126,10 @@ def cmd_sessions(args: argparse.Namespace) -> int:
 def cmd_show(args: argparse.Namespace) -> int:
     """Show one session's exchanges and tool calls, or one exchange."""
     from toolproxy import store
+    from toolproxy.store.queries import exchanges
 
-    sql = """
-        SELECT e.started_at, e.exchange_id, e.wire_format, e.model_requested, e.status_code,
-               e.parse_status, e.finish_reason, e.ttfb_ms, e.latency_ms,
-               (SELECT string_agg(c.name || '(' || c.arguments_raw || ')', ' ; ' ORDER BY c.index)
-                  FROM tool_calls c WHERE c.exchange_id = e.exchange_id) AS tool_calls,
-               e.assistant_text
-        FROM exchanges e WHERE e.session_id = ? OR e.exchange_id = ? ORDER BY e.started_at"""
-    columns, rows = store.query(args.capture, sql, [args.id, args.id])
+    with store.reading(args.capture) as r:
+        columns, rows = exchanges.session_or_exchange(r, args.id)
     if not rows:
         print(f"no session or exchange {args.id!r} in {args.capture}", file=sys.stderr)
         return 1

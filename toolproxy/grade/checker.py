@@ -58,11 +58,11 @@ from toolproxy.grade.model import (
     ExpectedCall,
     Matcher,
     Observation,
-    ObservedCall,
 )
 from toolproxy.grade.pairing import Pair, ToolNames, pair_calls
 from toolproxy.grade.parsestage import call_arguments, json_type
 from toolproxy.grade.schemastage import Flagged, check_schema
+from toolproxy.records import ToolCall
 from toolproxy.schema.validator import CompiledSchema, compile_schema, resolve_schema
 from toolproxy.wire.common import parse_arguments
 
@@ -169,7 +169,7 @@ def _finish(base: CaseGrade, calls: list[CallGrade]) -> CaseGrade:
 
 def _selection(
     e: ExpectedCall | None,
-    o: ObservedCall | None,
+    o: ToolCall | None,
     label: Label | None,
     note: str | None = None,
     names: ToolNames | None = None,
@@ -191,7 +191,7 @@ def _selection(
     )
 
 
-def _wrong_tool(e: ExpectedCall | None, o: ObservedCall | None, names: ToolNames) -> str:
+def _wrong_tool(e: ExpectedCall | None, o: ToolCall | None, names: ToolNames) -> str:
     called = o.name if o else None
     if e is None:
         return f"an extra call to {called!r}, which no expected call names"
@@ -203,7 +203,7 @@ def _wrong_tool(e: ExpectedCall | None, o: ObservedCall | None, names: ToolNames
 
 def _grade_call(
     e: ExpectedCall | None,
-    o: ObservedCall,
+    o: ToolCall,
     tools: list[_Tool],
     server_tools: Sequence[ServerTool],
     judge: Judge | None,

@@ -153,11 +153,10 @@ def make_judge(
 
 def load_cache(capture: Path | str, model: str) -> dict[str, tuple[bool, str]]:
     """The cached verdicts of `model` in a capture: key -> (verdict, reason)."""
-    _, rows = store.query(
-        capture,
-        "SELECT key, verdict, reason FROM judge_cache WHERE model = ? ORDER BY judged_at",
-        [model],
-    )
+    from toolproxy.store.queries.grades import judge_cache
+
+    with store.reading(capture) as r:
+        rows = judge_cache(r, model)
     return {key: (bool(verdict), reason or "") for key, verdict, reason in rows}
 
 

@@ -16,7 +16,6 @@ validates a JSONL dataset of cases line by line (every error reported) and write
 from __future__ import annotations
 
 import argparse
-import json
 import re
 import sys
 from collections.abc import Sequence
@@ -25,70 +24,54 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from toolproxy import store
 from toolproxy.errors import UserError
 from toolproxy.grade.casefile import cases_node, file_format, write_atomic
 from toolproxy.grade.expectations import dump_cases, load_cases, render_cases
 from toolproxy.grade.model import Case, ExpectedCall, Matcher
+from toolproxy.store.filters import ExchangeFilter
+from toolproxy.store.queries import exchanges, turns
 
-MODEL_FORMATS = ("openai_chat", "openai_responses", "anthropic_messages")
 SHORT_ID = 8
 RAW_IN_NOTES = 200  # characters of unparseable argument text quoted in a case's notes
 
 
-class LabelFilters(BaseModel):
-    """Which recorded exchanges become cases (empty lists mean no filter)."""
+class LabelFilters(ExchangeFilter):
+    """Which recorded model turns become cases: the store's filter, where `tools` also
+    keeps text-only turns that were offered one of them (with `no_calls`)."""
 
-    sessions: list[str] = Field(default_factory=list, description="only these session ids")
     tools: list[str] = Field(
         default_factory=list, description="only turns calling (or, for no_call, offered) these"
     )
-    models: list[str] = Field(default_factory=list, description="requested or returned model")
-    since: datetime | None = Field(default=None, description="started at or after")
-    until: datetime | None = Field(default=None, description="started before")
     no_calls: bool = Field(default=False, description="also text-only turns, as no_call cases")
 
 
-_EXCHANGES = """
-SELECT e.exchange_id, e.session_id, e.started_at,
-       coalesce(e.model_returned, e.model_requested) AS model,
-       (SELECT list({{'index': c."index", 'name': c.name, 'arguments': c.arguments,
-                     'arguments_raw': c.arguments_raw, 'parse_error': c.parse_error}}
-                    ORDER BY c."index")
-          FROM tool_calls c WHERE c.exchange_id = e.exchange_id) AS calls,
-       (SELECT list(DISTINCT o.name) FROM tools_offered o
-          WHERE o.exchange_id = e.exchange_id) AS offered
-FROM exchanges e
-WHERE e.wire_format IN ('openai_chat', 'openai_responses', 'anthropic_messages')
-  AND e.parse_status IN ('ok', 'partial')
-  AND e.error_kind IS NULL AND coalesce(e.status_code, 200) < 400 {where}
-ORDER BY e.started_at, e.exchange_id
-"""
-
-
 def _rows(capture: Path, filters: LabelFilters) -> list[dict[str, Any]]:
-    where: list[str] = []
-    params: dict[str, Any] = {}
-    if filters.sessions:
-        where.append("list_contains($sessions, e.session_id)")
-        params["sessions"] = filters.sessions
-    if filters.models:
-        where.append(
-            "(list_contains($models, e.model_requested)"
-            " OR list_contains($models, e.model_returned))"
-        )
-        params["models"] = filters.models
-    if filters.since is not None:
-        where.append("e.started_at >= $since")
-        params["since"] = filters.since
-    if filters.until is not None:
-        where.append("e.started_at < $until")
-        params["until"] = filters.until
-    sql = _EXCHANGES.format(where="".join(f"\n  AND {w}" for w in where))
-    names, rows = store.query(capture, sql, params or None)
-    return [dict(zip(names, row, strict=True)) for row in rows]
+    """Usable model turns with their calls (in index order) and offered tool names."""
+    where = filters.model_copy(update={"tools": [], "model_turns": True})
+    with store.reading(capture) as r:
+        found = turns.model_turns(r, where)
+        ids = [t.exchange_id for t in found]
+        calls: dict[str, list[dict[str, Any]]] = {}
+        for c in exchanges.tool_calls(r, ids):
+            calls.setdefault(c.exchange_id, []).append(c.as_dict())
+        offered: dict[str, set[str]] = {}
+        for o in exchanges.offered_tools(r, ids):
+            if o.name is not None:
+                offered.setdefault(o.exchange_id, set()).add(o.name)
+    return [
+        {
+            "exchange_id": t.exchange_id,
+            "session_id": t.session_id,
+            "started_at": t.started_at,
+            "model": t.model,
+            "calls": calls.get(t.exchange_id),
+            "offered": sorted(offered.get(t.exchange_id, ())),
+        }
+        for t in found
+    ]
 
 
 def _short(exchange_id: str) -> str:
@@ -105,7 +88,7 @@ def _expected_call(call: dict[str, Any], notes: list[str]) -> ExpectedCall:
     tool = call["name"] or "(unnamed)"
     if call["name"] is None:
         notes.append(f"call {call['index']}: the model gave no tool name")
-    parsed = json.loads(call["arguments"]) if call["arguments"] is not None else None
+    parsed = call["arguments"]  # decoded by the store
     if call["parse_error"] is None and isinstance(parsed, dict):
         return ExpectedCall(tool=tool, args={k: Matcher(value=v) for k, v in parsed.items()})
     why = call["parse_error"] or f"arguments are {type(parsed).__name__}, not an object"

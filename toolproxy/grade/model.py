@@ -14,6 +14,7 @@ from typing import Any, Literal, Self
 from pydantic import BaseModel, ConfigDict, Field
 
 from toolproxy.grade.labels import Bucket, Label, Stage
+from toolproxy.records import ToolCall
 
 MatcherKind = Literal[
     "exact",  # default: equal by value (nested objects/lists compared by value)
@@ -76,17 +77,6 @@ class Case(BaseModel):
     notes: str | None = None
 
 
-class ObservedCall(BaseModel):
-    """A call as the model emitted it (from `tool_calls` rows or a replay)."""
-
-    index: int = 0
-    call_id: str | None = None
-    name: str | None = None
-    arguments_raw: str = ""
-    arguments: Any = None
-    parse_error: str | None = None
-
-
 class Observation(BaseModel):
     """What the model did for one case's turn."""
 
@@ -95,7 +85,7 @@ class Observation(BaseModel):
     model: str | None = None
     finish_reason: str | None = None
     complete: bool = True
-    calls: list[ObservedCall] = Field(default_factory=list)
+    calls: list[ToolCall] = Field(default_factory=list)
     offered: list[dict[str, Any]] = Field(
         default_factory=list, description="tools offered: name + parameters schema"
     )

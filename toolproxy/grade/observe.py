@@ -26,20 +26,15 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from toolproxy.grade.model import Case, Observation, ObservedCall
+from toolproxy.grade.model import Case, Observation
+from toolproxy.records import ToolCall
 from toolproxy.schema.validator import note_schema_key
 from toolproxy.wire.common import decoded
 
 UngradableKind = Literal["needs_replay", "no_exchange", "upstream_failed", "not_parsed"]
 
-EXCHANGE_COLUMNS = (
-    "exchange_id, session_id, coalesce(model_returned, model_requested) AS model, "
-    "finish_reason, assistant_text, parse_status, parse_error, wire_format, status_code, "
-    "error_kind, error_message"
-)
-# the `tool_calls` columns an ObservedCall is made of, in `_call`'s order
+# the `tool_calls` columns a ToolCall is made of, in `_call`'s order
 _CALL_FIELDS = ("index", "call_id", "name", "arguments_raw", "arguments", "parse_error")
-CALL_COLUMNS = ", ".join(["exchange_id", *(f'"{f}"' for f in _CALL_FIELDS)])
 
 
 class Ungradable(BaseModel):
@@ -67,11 +62,9 @@ def build_observation(
     )
 
 
-def _call(
-    index: Any, call_id: Any, name: Any, raw: Any, arguments: Any, error: Any
-) -> ObservedCall:
-    """One `tool_calls` row's columns (`_CALL_FIELDS`, as stored) as an ObservedCall."""
-    return ObservedCall(
+def _call(index: Any, call_id: Any, name: Any, raw: Any, arguments: Any, error: Any) -> ToolCall:
+    """One `tool_calls` row's columns (`_CALL_FIELDS`, as stored) as an ToolCall."""
+    return ToolCall(
         index=index or 0,
         call_id=call_id,
         name=name,
@@ -82,7 +75,7 @@ def _call(
 
 
 def _observation(
-    exchange: Mapping[str, Any], calls: list[ObservedCall], offered: list[dict[str, Any]]
+    exchange: Mapping[str, Any], calls: list[ToolCall], offered: list[dict[str, Any]]
 ) -> Observation:
     return Observation(
         exchange_id=exchange.get("exchange_id"),
@@ -144,31 +137,18 @@ def load_observations(
     `schema_hash`, and shared by every observation that offered it, so the checker compiles
     it once too."""
     from toolproxy import store
+    from toolproxy.store.queries.grades import observation_rows
 
     ids = sorted(set(exchange_ids))
     if not ids:
         return {}
-    where = "WHERE exchange_id IN (SELECT unnest(?::VARCHAR[]))"
-    (names, exchanges), (_, calls), (_, offered), (_, schemas) = store.query_many(
-        capture,
-        [
-            (f"SELECT {EXCHANGE_COLUMNS} FROM exchanges {where}", [ids]),
-            (f'SELECT {CALL_COLUMNS} FROM tool_calls {where} ORDER BY exchange_id, "index"', [ids]),
-            (
-                f"SELECT exchange_id, position, name, schema_hash FROM tools_offered {where} "
-                "ORDER BY exchange_id, position",
-                [ids],
-            ),
-            (
-                f"SELECT schema_hash, any_value(parameters) FROM tools_offered {where} "
-                "GROUP BY schema_hash",
-                [ids],
-            ),
-        ],
-    )
-    calls_of: dict[str, list[ObservedCall]] = {}
-    for eid, *columns in calls:
-        calls_of.setdefault(eid, []).append(_call(*columns))
+    with store.reading(capture) as r:
+        exchanges, calls, offered, schemas = observation_rows(r, ids)
+    calls_of: dict[str, list[ToolCall]] = {}
+    for c in calls:
+        calls_of.setdefault(c.exchange_id, []).append(
+            _call(c.index, c.call_id, c.name, c.arguments_raw, c.arguments, c.parse_error)
+        )
     schema_of = {key: decoded(text) for key, text in schemas}
     for key, schema in schema_of.items():
         note_schema_key(schema, key)  # so the checker need not hash it again
@@ -177,8 +157,8 @@ def load_observations(
         offered_of.setdefault(eid, []).append({"name": name, "parameters": schema_of.get(key)})
     result: dict[str, Observation | Ungradable] = {}
     for row in exchanges:
-        ex = dict(zip(names, row, strict=True))
-        eid = ex["exchange_id"]
+        ex = row._asdict()
+        eid = row.exchange_id
         found = calls_of.get(eid, [])
         problem = check_exchange(ex, len(found))
         result[eid] = problem or _observation(ex, found, offered_of.get(eid, []))

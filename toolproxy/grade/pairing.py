@@ -14,8 +14,9 @@ from typing import Any
 
 from toolproxy.grade.labels import Label
 from toolproxy.grade.matchers import matches
-from toolproxy.grade.model import Case, ExpectedCall, ObservedCall
+from toolproxy.grade.model import Case, ExpectedCall
 from toolproxy.grade.parsestage import call_arguments
+from toolproxy.records import ToolCall
 from toolproxy.wire.toolnames import same_tool
 
 
@@ -37,10 +38,10 @@ class ToolNames:
         return observed == expected or same_tool(observed, expected, self.servers)
 
 
-Pair = tuple[ExpectedCall | None, ObservedCall | None, Label | None]
+Pair = tuple[ExpectedCall | None, ToolCall | None, Label | None]
 
 
-def pair_calls(case: Case, observed: list[ObservedCall], names: ToolNames) -> list[Pair]:
+def pair_calls(case: Case, observed: list[ToolCall], names: ToolNames) -> list[Pair]:
     """Expected calls paired with observed ones, each pair with its selection label."""
     expected = case.calls
     if not expected:  # "some call" expected: every call passes selection
@@ -80,7 +81,7 @@ def pair_calls(case: Case, observed: list[ObservedCall], names: ToolNames) -> li
 
 
 def _pair_unordered(
-    expected: list[ExpectedCall], observed: list[ObservedCall], names: ToolNames
+    expected: list[ExpectedCall], observed: list[ToolCall], names: ToolNames
 ) -> dict[int, int]:
     candidates = [
         (i, j)

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from toolproxy.grade.labels import Label
-from toolproxy.grade.model import ObservedCall
+from toolproxy.records import ToolCall
 from toolproxy.wire.common import parse_arguments
 
 ScanStatus = Literal["complete", "prefix", "empty", "error"]
@@ -275,7 +275,7 @@ def explain(text: str) -> str:
 
 
 def call_arguments(
-    o: ObservedCall, incomplete: bool
+    o: ToolCall, incomplete: bool
 ) -> tuple[dict[str, Any] | None, Label | None, str]:
     """A call's arguments as an object, or the parse stage's label and why (`incomplete`:
     the reply ended early, so text that does not parse is truncation)."""

@@ -1,7 +1,7 @@
 """`toolproxy report`: metrics of graded runs as terminal tables, CSV, JSON and Markdown.
 
-Reads the `grades` table (joined to `exchanges`, `tools_offered`, `tool_calls` and
-`tool_results`) through `toolproxy.store.query` only; the numbers come from the pure
+Reads the latest grades (with their exchanges' usage and tools) through the store's read
+API (`toolproxy.store.queries.grades`); the numbers come from the pure
 `metrics`, `vendor` and `gate` modules. A run graded again under the same name keeps, per
 case, its latest `graded_at`. Outputs with `--out DIR`:
 
@@ -56,7 +56,6 @@ VENDOR_ROWS = (
     "trigger_precision", "trigger_recall", "trigger_f1", "success_rate", "calls",
     "schema_accuracy", "avg_tokens", "avg_ttft_ms", "tps", "irf_score",
 )  # fmt: skip
-_GRADE_COLS = list(GradeRow.model_fields)
 
 
 class Table(BaseModel):
@@ -83,18 +82,13 @@ class Report(BaseModel):
 # --- reading the store -----------------------------------------------------------------
 
 
-# Id lists go in as one list parameter: one query whatever the number of ids.
-IN_LIST = "IN (SELECT unnest(?::VARCHAR[]))"
-
-
 def list_runs(capture: Path) -> list[str]:
     """Every run in the capture, oldest first."""
     from toolproxy import store
+    from toolproxy.store.queries.grades import run_names
 
-    _, rows = store.query(
-        capture, "SELECT run FROM grades GROUP BY run ORDER BY min(graded_at), run"
-    )
-    return [r[0] for r in rows]
+    with store.reading(capture) as r:
+        return run_names(r)
 
 
 def select_runs(capture: Path, wanted: Sequence[str], baseline: str | None) -> list[str]:
@@ -112,30 +106,19 @@ def select_runs(capture: Path, wanted: Sequence[str], baseline: str | None) -> l
 def load_cases(capture: Path, runs: Sequence[str]) -> dict[str, list[CaseRecord]]:
     """Each run's cases with their exchange's usage, timing and offered tool names."""
     from toolproxy import store
+    from toolproxy.store.queries.grades import GRADE_COLUMNS, latest_grades
 
-    cols = ", ".join(f"g.{c}" for c in _GRADE_COLS)
-    _, rows = store.query(
-        capture,
-        f"SELECT {cols}, e.exchange_id IS NOT NULL, e.input_tokens, e.output_tokens, "
-        "e.ttfb_ms, e.decode_tps, e.finish_reason, coalesce(g.session_id, e.session_id), "
-        "o.names FROM grades g LEFT JOIN exchanges e USING (exchange_id) "
-        "LEFT JOIN (SELECT exchange_id, list(name ORDER BY position) AS names "
-        "FROM tools_offered GROUP BY exchange_id) o USING (exchange_id) "
-        f"WHERE g.run {IN_LIST} "
-        "QUALIFY row_number() OVER (PARTITION BY g.run, g.case_id ORDER BY g.graded_at DESC) = 1 "
-        "ORDER BY g.case_id",
-        [list(runs)],
-    )
+    with store.reading(capture) as r:
+        rows = latest_grades(r, list(runs))
     out: dict[str, list[CaseRecord]] = {r: [] for r in runs}
-    n = len(_GRADE_COLS)
     for row in rows:
         # a wrongly typed value reads as NULL: such a field takes its default, and a
         # NULL `passed` is never counted as passed
-        fields = {k: v for k, v in zip(_GRADE_COLS, row[:n], strict=True) if v is not None}
+        fields = {k: v for k, v in zip(GRADE_COLUMNS, row.grade, strict=True) if v is not None}
         if "case_id" not in fields:  # an unreadable row (hand-edited segment line)
             continue
         fields |= {"passed": bool(fields.get("passed")), "graded_at": fields.get("graded_at", "")}
-        recorded, tin, tout, ttfb, tps, finish, session, names = row[n:]
+        _, recorded, tin, tout, ttfb, tps, finish, session, names = row
         stored = GradeRow.model_validate(fields | {"session_id": session})
         grade = grade_of(stored)
         out[fields["run"]].append(
@@ -162,15 +145,10 @@ def load_sessions(capture: Path, session_ids: Sequence[str]) -> dict[str, list[S
 
     if not session_ids:
         return {}
-    _, rows = store.query(
-        capture,
-        "SELECT c.session_id, c.exchange_id, c.name, c.call_id, c.parse_error, r.result, "
-        "r.result_is_error FROM tool_calls c LEFT JOIN call_results r "
-        'ON r.exchange_id = c.exchange_id AND r."index" = c."index" '
-        f"WHERE c.session_id {IN_LIST} "
-        "ORDER BY c.session_id, c.started_at, c.exchange_id, c.index",
-        [list(session_ids)],
-    )
+    from toolproxy.store.queries.grades import session_calls
+
+    with store.reading(capture) as r:
+        rows = session_calls(r, list(session_ids))
     out: dict[str, list[SessionCall]] = defaultdict(list)
     for sid, xid, name, call_id, perr, content, is_error in rows:
         out[sid].append(
@@ -204,21 +182,11 @@ def load_gallery(
     messages: dict[str, tuple[Any, Any]] = {}
     calls: dict[str, list[tuple[Any, ...]]] = defaultdict(list)
     if ids:
-        _, rows = store.query(
-            capture,
-            "SELECT exchange_id, messages, assistant_text FROM exchanges "
-            f"WHERE exchange_id {IN_LIST}",
-            [ids],
-        )
-        messages = {x: (json.loads(m) if m else None, text) for x, m, text in rows}
-        _, rows = store.query(
-            capture,
-            "SELECT c.exchange_id, c.call_id, c.name, c.arguments_raw, r.result "
-            "FROM tool_calls c LEFT JOIN call_results r "
-            'ON r.exchange_id = c.exchange_id AND r."index" = c."index" '
-            f"WHERE c.exchange_id {IN_LIST} ORDER BY c.exchange_id, c.index",
-            [ids],
-        )
+        from toolproxy.store.queries.grades import transcripts
+
+        with store.reading(capture) as r:
+            found, rows = transcripts(r, ids)
+        messages = {x: (json.loads(m) if m else None, text) for x, m, text in found}
         for x, *rest in rows:
             calls[x].append(tuple(rest))
     out: dict[str, list[Transcript]] = {}

@@ -32,6 +32,8 @@ from toolproxy.grade.model import Case, CaseGrade, GradeRow, Observation
 from toolproxy.grade.observe import Ungradable, load_observations, observe_case
 from toolproxy.records import SchemaVerdict
 from toolproxy.schema.validator import CHECKER, new_verdicts, remember_verdicts
+from toolproxy.store.queries import grades as grade_reads
+from toolproxy.store.queries import mcp as mcp_reads
 from toolproxy.store.segments import SegmentWriter
 from toolproxy.util.gctools import paused_gc
 from toolproxy.util.table import format_table
@@ -122,25 +124,19 @@ def summarize(rows: Sequence[GradeRow]) -> dict[str, Any]:
     }
 
 
-SERVER_TOOLS_SQL = "SELECT DISTINCT server, name, input_schema FROM mcp_tools_latest ORDER BY 1, 2"
-
-
 def load_server_tools(capture: Path | str) -> list[tuple[str, str, Any]]:
     """(server, tool, input_schema) of each MCP server's latest pull, for resolve_schema."""
-    return server_tools_of(store.query(capture, SERVER_TOOLS_SQL)[1])
-
-
-def server_tools_of(rows: Sequence[tuple[Any, ...]]) -> list[tuple[str, str, Any]]:
-    """`load_server_tools` of the rows `SERVER_TOOLS_SQL` returned."""
-    return [(s, n, json.loads(x) if isinstance(x, str) else x) for s, n, x in rows]
+    with store.reading(capture) as r:
+        return mcp_reads.server_tools(r)
 
 
 def check_run_free(capture: Path | str, run: str) -> None:
     """Raise UserError when `run` already has grades in the capture."""
-    _, rows = store.query(capture, "SELECT count(*) FROM grades WHERE run = ?", [run])
-    if rows and rows[0][0]:
+    with store.reading(capture) as r:
+        count = grade_reads.grade_count(r, run)
+    if count:
         raise UserError(
-            f"run {run!r} already has {rows[0][0]} grades in {capture}; "
+            f"run {run!r} already has {count} grades in {capture}; "
             "grade into a new --run name (runs are never overwritten)"
         )
 
@@ -189,8 +185,8 @@ def grade_run(
 def load_verdicts(capture: Path | str) -> dict[str, str | None]:
     """The metaschema verdicts the capture holds for this jsonschema version
     (schema_hash -> None when valid, else why the schema is unusable)."""
-    sql = "SELECT DISTINCT schema_hash, valid, error FROM schema_checks WHERE checker = ?"
-    _, rows = store.query(capture, sql, [CHECKER])
+    with store.reading(capture) as r:
+        rows = grade_reads.schema_verdicts(r, CHECKER)
     return {key: None if valid else (error or "invalid schema") for key, valid, error in rows}
 
 

@@ -289,30 +289,13 @@ def _loads(text: Any) -> Any:
     return json.loads(text) if isinstance(text, str) else text
 
 
-WIRE_FORMATS = ("openai_chat", "openai_responses", "anthropic_messages")
-
-
 def load_requests(capture: Path, session: str | None = None) -> list[BudgetRequest]:
     """The model requests of a capture (or one session) with their tools blocks."""
     from toolproxy import store
+    from toolproxy.store.queries.mcp import model_requests
 
-    formats = ", ".join(f"'{f}'" for f in WIRE_FORMATS)
-    where = f"WHERE wire_format IN ({formats})" + (" AND session_id = ?" if session else "")
-    params = [session] if session else []
-    _, exchanges = store.query(
-        capture,
-        "SELECT exchange_id, session_id, started_at, coalesce(model_returned, model_requested), "
-        "model_requested, wire_format, input_tokens, system, messages, "
-        f"request_params FROM exchanges {where} ORDER BY started_at, exchange_id",
-        params,
-    )
-    _, offered = store.query(
-        capture,
-        "SELECT exchange_id, position, name, kind, description, parameters, schema_hash "
-        f"FROM tools_offered {'WHERE session_id = ?' if session else ''} "
-        "ORDER BY exchange_id, position",
-        params,
-    )
+    with store.reading(capture) as r:
+        exchanges, offered = model_requests(r, session)
     tools: dict[str, list[ToolOffered]] = defaultdict(list)
     for exchange_id, position, name, kind, description, parameters, hash_ in offered:
         tools[exchange_id].append(

@@ -73,48 +73,33 @@ def _loads(text: Any) -> Any:
 def load_checks(capture: Any, session: str | None = None) -> list[CallCheck]:
     """Check every recorded tool call of a capture (or of one session)."""
     from toolproxy import store
+    from toolproxy.store.queries.mcp import calls_with_model, server_tools
 
-    where, params = ("WHERE c.session_id = ?", [session]) if session else ("", [])
-    _, calls = store.query(
-        capture,
-        "SELECT c.exchange_id, c.session_id, c.index, c.name, c.arguments_raw, c.arguments, "
-        "c.parse_error, coalesce(e.model_returned, e.model_requested) FROM tool_calls c "
-        f"LEFT JOIN exchanges e USING (exchange_id) {where} "
-        "ORDER BY c.started_at, c.exchange_id, c.index",
-        params,
-    )
-    _, tools = store.query(
-        capture,
-        "SELECT exchange_id, name, parameters, schema_hash FROM tools_offered WHERE exchange_id "
-        f"IN (SELECT c.exchange_id FROM tool_calls c {where}) ORDER BY exchange_id, position",
-        params,
-    )
-    _, servers = store.query(
-        capture, "SELECT DISTINCT server, name, input_schema FROM mcp_tools_latest ORDER BY 1, 2"
-    )
+    with store.reading(capture) as r:
+        calls, tools = calls_with_model(r, session)
+        servers = server_tools(r)
     parsed: dict[str, Any] = {}  # one object per distinct schema, so compiled once
     offered: dict[str, list[_Offered]] = {}
-    for exchange_id, name, parameters, hash_ in tools:
-        schema = parsed.setdefault(hash_, _loads(parameters))
-        offered.setdefault(exchange_id, []).append(_Offered(name, schema))
-    server_tools = [(s, n, _loads(schema)) for s, n, schema in servers]
+    for t in tools:
+        schema = parsed.setdefault(t.schema_hash or "", _loads(t.parameters))
+        offered.setdefault(t.exchange_id, []).append(_Offered(t.name, schema))
     checks = []
-    for exchange_id, session_id, index, name, raw, arguments, parse_error, model in calls:
-        resolved = resolve_schema(name, offered.get(exchange_id, []), server_tools)
+    for c, model in calls:
+        resolved = resolve_schema(c.name, offered.get(c.exchange_id, []), servers)
         call = ToolCall(
-            index=index or 0,
-            name=name,
-            arguments_raw=raw or "",
-            arguments=_loads(arguments),
-            parse_error=parse_error,
+            index=c.index or 0,
+            name=c.name,
+            arguments_raw=c.arguments_raw or "",
+            arguments=_loads(c.arguments),
+            parse_error=c.parse_error,
         )
         checks.append(
             CallCheck(
-                exchange_id=exchange_id,
-                session_id=session_id,
-                index=index or 0,
+                exchange_id=c.exchange_id,
+                session_id=c.session_id,
+                index=c.index or 0,
                 model=model,
-                name=name,
+                name=c.name,
                 source=resolved.source,
                 server=resolved.server,
                 tool=resolved.tool,

@@ -239,30 +239,17 @@ def _loads(text: Any) -> Any:
 def load_drift(capture: Path, servers: Sequence[str] = ()) -> DriftReport:
     """Read a capture and compute its drift report (only `servers`, when given)."""
     from toolproxy import store
+    from toolproxy.store.queries import mcp as reads
 
-    only = f"WHERE server IN ({', '.join('?' * len(servers))})" if servers else ""
-    _, real = store.query(
-        capture,
-        "SELECT DISTINCT ON (server, name) server, name, description, input_schema, "
-        f"schema_hash FROM mcp_tools_latest {only} ORDER BY server, name",
-        list(servers),
-    )
-    if not real:
-        which = f" for server(s) {', '.join(servers)}" if servers else ""
-        raise NoSchemas(
-            f"{capture} has no pulled MCP schemas{which}; run `toolproxy mcp pull` first"
-        )
-    _, versions = store.query(
-        capture,
-        "SELECT name, description, any_value(parameters), schema_hash, "
-        "count(DISTINCT exchange_id), min(started_at), max(started_at) FROM tools_offered "
-        "WHERE kind = 'function' GROUP BY name, schema_hash, description ORDER BY 1, 6",
-    )
-    _, calls = store.query(
-        capture,
-        "SELECT name, count(*), min(started_at), max(started_at) FROM tool_calls "
-        "WHERE name IS NOT NULL GROUP BY name ORDER BY name",
-    )
+    with store.reading(capture) as r:
+        real = reads.latest_tools(r, list(servers))
+        if not real:
+            which = f" for server(s) {', '.join(servers)}" if servers else ""
+            raise NoSchemas(
+                f"{capture} has no pulled MCP schemas{which}; run `toolproxy mcp pull` first"
+            )
+        versions = reads.offered_versions(r)
+        calls = reads.call_counts(r)
     return compute_drift(
         [
             OfferedVersion(

@@ -257,7 +257,10 @@ def definition_hash(tool: McpTool) -> str:
 
 def previous_pull(capture: Path) -> dict[str, dict[str, str]]:
     """Server -> tool name -> definition_hash at each server's latest pull in the capture."""
-    _, rows = store.query(capture, "SELECT server, name, definition_hash FROM mcp_tools_latest")
+    from toolproxy.store.queries.mcp import definition_hashes
+
+    with store.reading(capture) as r:
+        rows = definition_hashes(r)
     found: dict[str, dict[str, str]] = {}
     for server, name, digest in rows:
         found.setdefault(server, {})[name] = digest

@@ -32,7 +32,6 @@ from toolproxy.errors import UserError
 from toolproxy.grade.expectations import load_cases
 from toolproxy.grade.labeling import parse_time
 from toolproxy.grade.model import Case, GradeRow
-from toolproxy.grade.runner import SERVER_TOOLS_SQL, server_tools_of
 from toolproxy.replay.config import baseline_of, load_config, resolve_key
 from toolproxy.replay.grading import RECORDED, grade_replay, grade_run_name, load_cells
 from toolproxy.replay.model import CellResult, ReplayConfig, ReplayItem
@@ -40,6 +39,8 @@ from toolproxy.replay.shares import count_workers
 from toolproxy.replay.sink import StoreSink, writer_id
 from toolproxy.replay.summary import CellBrief, brief, candidate_rows, mean, pass_rate
 from toolproxy.replay.workers import usable_cpus
+from toolproxy.store.queries import mcp as mcp_reads
+from toolproxy.store.queries import replays as replay_reads
 from toolproxy.util.gctools import frozen_gc, paused_gc
 from toolproxy.util.table import format_table
 from toolproxy.wire.common import decoded
@@ -74,14 +75,8 @@ def read_state(
 ) -> tuple[set[tuple[str, str, int]], list[tuple[str, str, Any]]]:
     """(candidate, item id, repeat) of every cell of `run` already in the store, and the
     MCP servers' tool schemas (`load_server_tools`): one read of the store for both."""
-    (_, cells), (_, tools) = store.query_many(
-        capture,
-        [
-            ("SELECT DISTINCT candidate, item_id, repeat FROM replay_cells WHERE run = ?", [run]),
-            (SERVER_TOOLS_SQL, None),
-        ],
-    )
-    return {(c, i, int(r)) for c, i, r in cells}, server_tools_of(tools)
+    with store.reading(capture) as r:
+        return replay_reads.done_cells(r, run), mcp_reads.server_tools(r)
 
 
 def plan_items(
@@ -122,7 +117,8 @@ def build_live_tools(args: argparse.Namespace, capture: Path) -> McpLiveTools:
         config=args.mcp_config, stdio=[], url=[], header=[], name=[], server=[]
     )
     specs, _, _ = find_specs(pull_args, Path.cwd(), Path.home(), os.environ, sys.platform)
-    _, rows = store.query(capture, "SELECT server, name, annotations FROM mcp_tools_latest")
+    with store.reading(capture) as r:
+        rows = mcp_reads.tool_annotations(r)
     listed: dict[str, list[dict[str, Any]]] = {}
     for server, name, notes in rows:
         listed.setdefault(server, []).append({"name": name, "annotations": decoded(notes)})
@@ -309,12 +305,8 @@ def summarize(
     recorded = grades.get(grade_run_name(run, RECORDED))
     if recorded:
         ids = sorted({s.exchange_id for i in items for s in i.steps if s.exchange_id})
-        _, found = store.query(
-            capture,
-            "SELECT coalesce(model_returned, model_requested), ttfb_ms, decode_tps FROM exchanges "
-            "WHERE exchange_id IN (SELECT unnest(?::VARCHAR[]))",
-            [ids],
-        )
+        with store.reading(capture) as r:
+            found = replay_reads.recorded_speed(r, ids)
         rows.append(
             {
                 "candidate": RECORDED,

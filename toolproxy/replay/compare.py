@@ -16,17 +16,9 @@ from collections.abc import Collection, Sequence
 from typing import Any
 
 from toolproxy.grade.checker import ServerTool, grade_case
-from toolproxy.grade.model import (
-    CallGrade,
-    Case,
-    CaseGrade,
-    ExpectedCall,
-    Matcher,
-    Observation,
-    ObservedCall,
-)
+from toolproxy.grade.model import CallGrade, Case, CaseGrade, ExpectedCall, Matcher, Observation
 from toolproxy.records import ToolCall
-from toolproxy.replay.model import CallDiff, CellResult, RecordedCall, ReplayItem, Step, TurnRecord
+from toolproxy.replay.model import CallDiff, CellResult, ReplayItem, Step, TurnRecord
 from toolproxy.wire.common import parse_arguments
 from toolproxy.wire.toolnames import same_tool
 
@@ -73,7 +65,7 @@ def parsed_calls(turn: TurnRecord) -> list[ToolCall]:
 
 def observe_turn(turn: TurnRecord, step: Step) -> Observation:
     """A replayed turn as the grader's Observation (offered tools: the step's)."""
-    calls = [ObservedCall(**call.model_dump()) for call in parsed_calls(turn)]
+    calls = [ToolCall(**call.model_dump()) for call in parsed_calls(turn)]
     return Observation(
         exchange_id=turn.exchange_id,
         finish_reason=turn.finish_reason,
@@ -87,7 +79,7 @@ def observe_turn(turn: TurnRecord, step: Step) -> Observation:
     )
 
 
-def arguments_of(call: RecordedCall) -> Any:
+def arguments_of(call: ToolCall) -> Any:
     """A call's arguments by value: the parsed ones, else parsed from the raw text, else
     None (the raw text did not parse)."""
     if call.arguments is not None:
@@ -133,8 +125,8 @@ def _diff(
     result: CellResult,
     step: int,
     index: int,
-    rec: RecordedCall | None,
-    rep: RecordedCall | None,
+    rec: ToolCall | None,
+    rep: ToolCall | None,
     label: str | None,
     servers: Collection[str],
 ) -> CallDiff:
@@ -156,7 +148,7 @@ def _diff(
     )
 
 
-def _shown(call: RecordedCall | None) -> Any:
+def _shown(call: ToolCall | None) -> Any:
     """Arguments as stored in a diff: by value when they parse, else the raw text."""
     if call is None:
         return None
@@ -164,7 +156,7 @@ def _shown(call: RecordedCall | None) -> Any:
     return parsed if parsed is not None else call.arguments_raw
 
 
-def _same_arguments(rec: RecordedCall | None, rep: RecordedCall | None) -> bool:
+def _same_arguments(rec: ToolCall | None, rep: ToolCall | None) -> bool:
     if rec is None or rep is None:
         return False
     a, b = arguments_of(rec), arguments_of(rep)
@@ -188,7 +180,7 @@ def _number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
-def _label(grade: CaseGrade, call: RecordedCall | None, position: int) -> str | None:
+def _label(grade: CaseGrade, call: ToolCall | None, position: int) -> str | None:
     """The grader's label for one replayed call: its CallGrade's label (found by call id,
     else by position among the graded calls that have an actual tool); the case's label
     when the call has no grade of its own; None when accepted."""

@@ -15,26 +15,12 @@ from toolproxy.wire.common import decoded
 
 def cmd_replay_diff(args: argparse.Namespace) -> int:
     """Per call, recorded vs replayed: tool, arguments, label."""
-    where = ["run = $run"]
-    params: dict[str, Any] = {"run": args.run}
-    if args.candidate:
-        where.append("list_contains($candidates, candidate)")
-        params["candidates"] = list(args.candidate)
-    if args.changed:
-        where.append("(NOT same_tool OR NOT same_arguments OR label IS NOT NULL)")
-    names, rows = store.query(
-        args.capture,
-        f"SELECT * FROM replay_diffs WHERE {' AND '.join(where)} "
-        'ORDER BY candidate, item_id, repeat, step, "index"',
-        params,
-    )
-    if not rows:
-        _, cells = store.query(
-            args.capture, "SELECT count(*) FROM replay_cells WHERE run = ?", [args.run]
-        )
-        if not cells[0][0]:
+    from toolproxy.store.queries import replays
+
+    with store.reading(args.capture) as r:
+        diffs = replays.diffs(r, args.run, list(args.candidate or []), args.changed)
+        if not diffs and not replays.cell_count(r, args.run):
             raise UserError(f"no replay run named {args.run!r} in {args.capture}")
-    diffs = [dict(zip(names, r, strict=True)) for r in rows]
     if args.json:
         for d in diffs:
             d["recorded_arguments"] = decoded(d["recorded_arguments"])

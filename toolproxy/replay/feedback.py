@@ -25,10 +25,10 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from toolproxy.grade.schemastage import WRONG_VALUE_KEYWORDS
-from toolproxy.replay.model import RecordedCall
+from toolproxy.records import ToolCall
 from toolproxy.schema.validator import SchemaCheck, SchemaViolation, check_call, resolve_schema
 
-CallCheck = Callable[[RecordedCall, Sequence[dict[str, Any]]], SchemaCheck]
+CallCheck = Callable[[ToolCall, Sequence[dict[str, Any]]], SchemaCheck]
 ServerTool = tuple[str, str, Any]
 
 UNKNOWN_KEYWORDS = frozenset({"additionalProperties", "unevaluatedProperties"})
@@ -62,7 +62,7 @@ def make_check(server_tools: Sequence[ServerTool] = ()) -> CallCheck:
     """The call check for a run; `server_tools` = (server, tool, input_schema) real schemas."""
     real = tuple(server_tools)
 
-    def check(call: RecordedCall, tools: Sequence[dict[str, Any]]) -> SchemaCheck:
+    def check(call: ToolCall, tools: Sequence[dict[str, Any]]) -> SchemaCheck:
         resolved = resolve_schema(call.name, offered_tools(tools), real)
         return check_call(call.arguments_raw, resolved.schema)
 

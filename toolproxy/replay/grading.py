@@ -89,12 +89,13 @@ def recorded_cases(capture: Path, items: Sequence[ReplayItem]) -> list[Case]:
 
 def load_cells(capture: Path | str, run: str) -> list[CellResult]:
     """The run's finished cells (one per cell: the latest row wins if a cell appears twice)."""
-    names, rows = store.query(
-        capture, "SELECT * FROM replay_cells WHERE run = ? ORDER BY finished_at", [run]
-    )
+    from toolproxy.store.queries.replays import cells as cell_rows
+
+    with store.reading(capture) as r:
+        rows = cell_rows(r, run)
     cells: dict[tuple[str, str, int], CellResult] = {}
     for row in rows:
-        data = {k: _loads(v) for k, v in zip(names, row, strict=True)}
+        data = {k: _loads(v) for k, v in row.items()}
         cell = CellResult.model_validate({k: v for k, v in data.items() if v is not None})
         cells[(cell.candidate, cell.item_id, cell.repeat)] = cell
     return list(cells.values())

@@ -41,12 +41,12 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal
 
 from toolproxy.grade.matchers import deep_equal, show
+from toolproxy.records import ToolCall
 from toolproxy.replay import client as candidate_client
 from toolproxy.replay.feedback import NOT_RUN, CallCheck, describe, make_check
 from toolproxy.replay.model import (
     Candidate,
     CellResult,
-    RecordedCall,
     RecordedResult,
     ReplayItem,
     Step,
@@ -150,9 +150,7 @@ async def send(
         tries += 1
 
 
-def pair_calls(
-    recorded: Sequence[RecordedCall], replayed: Sequence[RecordedCall]
-) -> list[int] | None:
+def pair_calls(recorded: Sequence[ToolCall], replayed: Sequence[ToolCall]) -> list[int] | None:
     """For each replayed call, the index of the recorded call it equals (same tool,
     arguments equal by value, any order); None unless every call has its counterpart."""
     if len(recorded) != len(replayed):
@@ -168,7 +166,7 @@ def pair_calls(
     return pairs
 
 
-def same_call(a: RecordedCall, b: RecordedCall) -> bool:
+def same_call(a: ToolCall, b: ToolCall) -> bool:
     """Same tool name and arguments equal by value (`matchers.deep_equal`); arguments that
     did not parse are compared as text."""
     if a.name != b.name:
@@ -179,7 +177,7 @@ def same_call(a: RecordedCall, b: RecordedCall) -> bool:
 
 
 def describe_divergence(
-    recorded: Sequence[RecordedCall], replayed: Sequence[RecordedCall], text: str | None
+    recorded: Sequence[ToolCall], replayed: Sequence[ToolCall], text: str | None
 ) -> str:
     """One line saying how the replayed calls differ from the recorded ones."""
     rec_names = ", ".join(str(c.name) for c in recorded)
@@ -205,7 +203,7 @@ def describe_divergence(
     return f"{prefix}arguments differ: {describe_arguments(got, want)}"
 
 
-def describe_arguments(got: RecordedCall, want: RecordedCall) -> str:
+def describe_arguments(got: ToolCall, want: ToolCall) -> str:
     """Replayed vs recorded arguments, first differences by name: `city 'Lyon' vs 'Paris'`."""
     if got.arguments is None:
         return f"not valid JSON: {show(got.arguments_raw)}"
@@ -398,9 +396,7 @@ async def run_cell(
     return await done(finish("completed"))
 
 
-async def _run_live(
-    calls: Sequence[RecordedCall], live_tools: LiveTools
-) -> list[dict[str, Any]] | str:
+async def _run_live(calls: Sequence[ToolCall], live_tools: LiveTools) -> list[dict[str, Any]] | str:
     """Tool messages from running `calls` live, or why one of them could not run."""
     messages = []
     for call in calls:

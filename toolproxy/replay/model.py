@@ -20,6 +20,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from toolproxy.records import ToolCall
+
 
 class Candidate(BaseModel):
     """One model on one OpenAI-compatible endpoint."""
@@ -53,15 +55,6 @@ class ReplayConfig(BaseModel):
     stream: Literal["as_recorded", "always", "never"] = "as_recorded"
 
 
-class RecordedCall(BaseModel):
-    """A call the production model made at a step (what replayed calls are compared with)."""
-
-    call_id: str | None = None
-    name: str | None = None
-    arguments_raw: str = ""
-    arguments: Any = None
-
-
 class RecordedResult(BaseModel):
     """A tool result the agent sent back after a step, by the call id it answered."""
 
@@ -83,7 +76,7 @@ class Step(BaseModel):
         default_factory=dict, description="recorded params: tool_choice, temperature, ..."
     )
     stream: bool = False
-    recorded_calls: list[RecordedCall] = Field(default_factory=list)
+    recorded_calls: list[ToolCall] = Field(default_factory=list)
     recorded_text: str | None = None
     recorded_results: list[RecordedResult] = Field(default_factory=list)
 
@@ -106,7 +99,7 @@ class TurnRecord(BaseModel):
     step: int
     attempt: int = Field(default=0, description="0, then 1.. for closed-loop corrections")
     exchange_id: str = Field(description="id of the replayed exchange row written")
-    calls: list[RecordedCall] = Field(default_factory=list)
+    calls: list[ToolCall] = Field(default_factory=list)
     text: str | None = None
     finish_reason: str | None = None
     error_kind: str | None = None

@@ -1,8 +1,8 @@
 """What a replay sends: captured model turns (or expectation cases) as `ReplayItem`s.
 
-`plan_from_capture(capture, filters)` reads the capture only through `store.query`
-(`exchanges`, `tool_calls`, `call_results`, `tools_offered`, and `grades` for the label
-filter) and returns a `Plan`: a list of items, plus how many exchanges were skipped and
+`plan_from_capture(capture, filters)` reads the capture through the store's read API
+(`store.queries.turns.model_turns`, then the turns' calls, tools and answering results)
+and returns a `Plan`: a list of items, plus how many exchanges were skipped and
 why, plus the conversion notes (`toolproxy.replay.convert`).
 
 Which exchanges
@@ -61,23 +61,24 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from datetime import datetime
 from itertools import dropwhile
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import Field
 
 from toolproxy import store
 from toolproxy.errors import UserError
 from toolproxy.grade.model import Case
-from toolproxy.records import ParsedRequest, canonical_json
+from toolproxy.records import ParsedRequest, ToolCall, canonical_json
 from toolproxy.replay.convert import ChatRequest, to_chat
-from toolproxy.replay.model import RecordedCall, RecordedResult, ReplayItem, Step
+from toolproxy.replay.model import RecordedResult, ReplayItem, Step
+from toolproxy.store.filters import MODEL_FORMATS, ExchangeFilter
+from toolproxy.store.queries import exchanges, turns
+from toolproxy.store.rows import ModelTurn, ResultRow
 from toolproxy.wire import anthropic, openai_chat, openai_responses
 from toolproxy.wire.common import parse_arguments
 
-MODEL_FORMATS = ("openai_chat", "openai_responses", "anthropic_messages")
 _PARSERS: dict[str, Callable[[dict[str, Any]], ParsedRequest]] = {
     "openai_chat": openai_chat.parse_request,
     "openai_responses": openai_responses.parse_request,
@@ -89,7 +90,7 @@ STATEFUL_NOTE = (
     "(its earlier turns are not in the capture's request)"
 )
 Row = dict[str, Any]
-Results = dict[str, list[Row]]  # exchange id -> its calls' answering results, in call order
+Results = dict[str, list[ResultRow]]  # exchange id -> its calls' answering results, in call order
 _BODY_KEY = {
     "openai_chat": "messages",
     "openai_responses": "input",
@@ -97,24 +98,14 @@ _BODY_KEY = {
 }
 
 
-class PlanFilters(BaseModel):
-    """Which captured turns are replayed (empty lists mean no filter)."""
+class PlanFilters(ExchangeFilter):
+    """Which captured turns are replayed: the store's filter (replayed exchanges are never
+    planned again), plus the unit of an item."""
 
-    sessions: list[str] = Field(default_factory=list, description="only these session ids")
-    exchanges: list[str] = Field(default_factory=list, description="only these exchange ids")
-    tools: list[str] = Field(default_factory=list, description="only turns calling one of these")
-    models: list[str] = Field(default_factory=list, description="requested or returned model")
-    since: datetime | None = Field(default=None, description="started at or after")
-    until: datetime | None = Field(default=None, description="started before")
-    labels: list[str] = Field(default_factory=list, description="labels earned in label_run")
-    label_run: str | None = Field(default=None, description="the grading run labels are read from")
+    origin: Literal["captured", "replayed", "any"] = Field(
+        default="captured", description="exchanges written by replays are never planned"
+    )
     per: Literal["session", "exchange"] = Field(default="session", description="unit of an item")
-
-    @model_validator(mode="after")
-    def _labels_need_a_run(self) -> PlanFilters:
-        if self.labels and not self.label_run:
-            raise ValueError("labels need label_run: the grading run whose labels are read")
-        return self
 
 
 class Plan(list[ReplayItem]):
@@ -131,134 +122,54 @@ class Plan(list[ReplayItem]):
         return lines + [f"{note} ({n} turn(s))" for note, n in sorted(self.notes.items())]
 
 
-_USABLE = (
-    "e.wire_format IN ('openai_chat', 'openai_responses', 'anthropic_messages') "
-    "AND e.parse_status IN ('ok', 'partial') AND e.error_kind IS NULL "
-    "AND coalesce(e.status_code, 200) < 400"
-)
-_EXCHANGES = """
-WITH base AS (
-  SELECT e.exchange_id, e.session_id, e.started_at, e.wire_format, e.parse_status,
-         e.error_kind, e.status_code, e.streamed, e.messages, e.system, e.request_params,
-         e.assistant_text, e.response_id,
-         coalesce(e.model_returned, e.model_requested) AS model,
-         ({usable}) AS usable, ({matched}) AS matched
-  FROM exchanges e WHERE coalesce(e.proxy_id, '') NOT LIKE 'replay:%'
-)
-SELECT * FROM base
-WHERE matched OR ($per_session AND session_id IN
-                  (SELECT session_id FROM base WHERE matched AND usable))
-ORDER BY started_at, exchange_id
-"""
-_LATEST_GRADES = """
-SELECT exchange_id, label FROM grades WHERE run = $label_run
-QUALIFY row_number() OVER (PARTITION BY case_id ORDER BY graded_at DESC) = 1
-"""
-
-
-def _rows(capture: Path, sql: str, params: dict[str, Any]) -> list[dict[str, Any]]:
-    names, rows = store.query(capture, sql, params)
-    return [dict(zip(names, row, strict=True)) for row in rows]
-
-
-def _matched(filters: PlanFilters, params: dict[str, Any]) -> str:
-    where = ["TRUE"]
-    for name, sql in (
-        ("sessions", "list_contains($sessions, e.session_id)"),
-        ("exchanges", "list_contains($exchanges, e.exchange_id)"),
-        (
-            "models",
-            "(list_contains($models, e.model_requested) "
-            "OR list_contains($models, e.model_returned))",
-        ),
-        (
-            "tools",
-            "EXISTS (SELECT 1 FROM tool_calls c WHERE c.exchange_id = e.exchange_id "
-            "AND list_contains($tools, c.name))",
-        ),
-    ):
-        if getattr(filters, name):
-            where.append(sql)
-            params[name] = getattr(filters, name)
-    if filters.since is not None:
-        where.append("e.started_at >= $since")
-        params["since"] = filters.since
-    if filters.until is not None:
-        where.append("e.started_at < $until")
-        params["until"] = filters.until
-    if filters.label_run:
-        label = "list_contains($labels, g.label)" if filters.labels else "TRUE"
-        where.append(
-            f"e.exchange_id IN (SELECT g.exchange_id FROM ({_LATEST_GRADES}) g WHERE {label})"
-        )
-        params["label_run"] = filters.label_run
-        if filters.labels:
-            params["labels"] = filters.labels
-    return " AND ".join(where)
-
-
 def _json(value: Any) -> Any:
     return json.loads(value) if isinstance(value, str) else value
 
 
 def _children(
     capture: Path, ids: list[str]
-) -> tuple[dict[str, list[RecordedCall]], dict[str, list[Row]], Results]:
+) -> tuple[dict[str, list[ToolCall]], dict[str, list[Row]], Results]:
     """(calls by exchange, offered tools by exchange, answering results by exchange)."""
-    calls: dict[str, list[RecordedCall]] = {}
+    calls: dict[str, list[ToolCall]] = {}
     offered: dict[str, list[dict[str, Any]]] = {}
-    if not ids:
-        return calls, offered, {}
-    sql = (
-        "SELECT exchange_id, call_id, name, arguments_raw, arguments FROM tool_calls "
-        'WHERE exchange_id IN (SELECT unnest($ids)) ORDER BY exchange_id, "index"'
-    )
-    for row in _rows(capture, sql, {"ids": ids}):
-        call = RecordedCall(
-            call_id=row["call_id"],
-            name=row["name"],
-            arguments_raw=row["arguments_raw"] or "",
-            arguments=_json(row["arguments"]),
-        )
-        calls.setdefault(row["exchange_id"], []).append(call)
-    sql = (
-        "SELECT exchange_id, position, name, kind, description, parameters FROM tools_offered "
-        "WHERE exchange_id IN (SELECT unnest($ids)) ORDER BY exchange_id, position"
-    )
-    for row in _rows(capture, sql, {"ids": ids}):
-        row["parameters"] = _json(row["parameters"])
-        offered.setdefault(row["exchange_id"], []).append(row)
-    sql = (
-        "SELECT exchange_id, call_id, result, result_is_error FROM call_results "
-        "WHERE exchange_id IN (SELECT unnest($ids)) AND result_exchange_id IS NOT NULL "
-        'ORDER BY exchange_id, "index"'
-    )
     results: Results = {}
-    for row in _rows(capture, sql, {"ids": ids}):
-        if row["call_id"]:
-            results.setdefault(row["exchange_id"], []).append(row)
+    if not ids:
+        return calls, offered, results
+    with store.reading(capture) as r:
+        for c in exchanges.tool_calls(r, ids):
+            calls.setdefault(c.exchange_id, []).append(
+                ToolCall(
+                    index=c.index,
+                    call_id=c.call_id,
+                    name=c.name,
+                    arguments_raw=c.arguments_raw or "",
+                    arguments=c.arguments,
+                    parse_error=c.parse_error,
+                )
+            )
+        for o in exchanges.offered_tools(r, ids):
+            offered.setdefault(o.exchange_id, []).append(o._asdict())
+        for res in exchanges.call_results(r, ids):
+            if res.call_id:
+                results.setdefault(res.exchange_id, []).append(res)
     return calls, offered, results
 
 
-def _results(row: Row, results: Results) -> list[RecordedResult]:
+def _results(row: ModelTurn, results: Results) -> list[RecordedResult]:
     """The results that answered this turn's calls (`call_results`), in call order."""
     return [
-        RecordedResult(
-            call_id=r["call_id"], content=r["result"] or "", is_error=r["result_is_error"]
-        )
-        for r in results.get(row["exchange_id"], [])
+        RecordedResult(call_id=r.call_id, content=r.result or "", is_error=r.result_is_error)
+        for r in results.get(row.exchange_id, [])
     ]
 
 
-def _convert(
-    row: dict[str, Any], offered: list[dict[str, Any]], notes: Counter[str]
-) -> ChatRequest:
+def _convert(row: ModelTurn, offered: list[dict[str, Any]], notes: Counter[str]) -> ChatRequest:
     chat = to_chat(
-        row["wire_format"],
-        _json(row["messages"]),
-        row["system"],
+        row.wire_format,
+        _json(row.messages),
+        row.system,
         offered,
-        _json(row["request_params"]),
+        _json(row.request_params),
     )
     notes.update(set(chat.notes))
     return chat
@@ -283,7 +194,7 @@ def _norm(message: dict[str, Any]) -> tuple[Any, ...]:
     return message.get("role"), content or "", tuple(calls), message.get("tool_call_id")
 
 
-def _is_reply(message: dict[str, Any], calls: list[RecordedCall]) -> bool:
+def _is_reply(message: dict[str, Any], calls: list[ToolCall]) -> bool:
     if message.get("role") != "assistant":
         return False
     sent = [c.get("function", {}) | {"id": c.get("id")} for c in message.get("tool_calls") or []]
@@ -292,15 +203,15 @@ def _is_reply(message: dict[str, Any], calls: list[RecordedCall]) -> bool:
     return [s.get("name") for s in sent] == [c.name for c in calls]
 
 
-def _previous_response(row: dict[str, Any]) -> str | None:
-    params = _json(row["request_params"])
+def _previous_response(row: ModelTurn) -> str | None:
+    params = _json(row.request_params)
     return params.get("previous_response_id") if isinstance(params, dict) else None
 
 
-def _added(prev: Row, chat: ChatRequest, row: Row) -> list[Row] | None:
+def _added(prev: dict[str, Any], chat: ChatRequest, row: ModelTurn) -> list[Row] | None:
     """What the agent added after the previous step's reply, or None: not a continuation."""
     chained = _previous_response(row)
-    if chained and chained == prev["row"]["response_id"]:
+    if chained and chained == prev["row"].response_id:
         # only the new items were sent; `instructions` came again as leading system messages
         return list(dropwhile(lambda m: m.get("role") == "system", chat.messages))
     before: list[dict[str, Any]] = prev["messages"]
@@ -312,55 +223,54 @@ def _added(prev: Row, chat: ChatRequest, row: Row) -> list[Row] | None:
 
 
 def _step(
-    row: Row, chat: ChatRequest, messages: list[Row], calls: list[RecordedCall], results: Results
+    row: ModelTurn, chat: ChatRequest, messages: list[Row], calls: list[ToolCall], results: Results
 ) -> Step:
     return Step(
-        exchange_id=row["exchange_id"],
+        exchange_id=row.exchange_id,
         messages=messages,
         tools=chat.tools,
         params=chat.params,
-        stream=bool(row["streamed"]),
+        stream=bool(row.streamed),
         recorded_calls=calls,
-        recorded_text=row["assistant_text"],
+        recorded_text=row.assistant_text,
         recorded_results=_results(row, results),
     )
 
 
-def _skip_reason(row: dict[str, Any]) -> str:
-    if row["wire_format"] not in MODEL_FORMATS or row["parse_status"] == "unparsed":
+def _skip_reason(row: ModelTurn) -> str:
+    if row.wire_format not in MODEL_FORMATS or row.parse_status == "unparsed":
         return "not_model_turn"
-    if row["parse_status"] not in ("ok", "partial"):
+    if row.parse_status not in ("ok", "partial"):
         return "not_parsed"
     return "failed"
 
 
 def _item(
-    row: dict[str, Any], item_id: str, kind: Literal["exchange", "session"], step: Step
+    row: ModelTurn, item_id: str, kind: Literal["exchange", "session"], step: Step
 ) -> ReplayItem:
     return ReplayItem(
         item_id=item_id,
         kind=kind,
-        session_id=row["session_id"],
-        model=row["model"],
-        wire_format=row["wire_format"],
+        session_id=row.session_id,
+        model=row.model,
+        wire_format=row.wire_format,
         steps=[step],
     )
 
 
 def plan_from_capture(capture: Path, filters: PlanFilters) -> Plan:
     """The items to replay from captured traffic (rules in the module docstring)."""
-    params: dict[str, Any] = {"per_session": filters.per == "session"}
-    sql = _EXCHANGES.format(usable=_USABLE, matched=_matched(filters, params))
-    rows = _rows(capture, sql, params)
+    with store.reading(capture) as r:
+        rows = turns.model_turns(r, filters, whole_sessions=filters.per == "session")
     plan = Plan()
-    usable = [r for r in rows if r["usable"]]
-    plan.skipped.update(_skip_reason(r) for r in rows if not r["usable"])
-    calls, offered, results = _children(capture, [r["exchange_id"] for r in usable])
+    usable = [r for r in rows if r.usable]
+    plan.skipped.update(_skip_reason(r) for r in rows if not r.usable)
+    calls, offered, results = _children(capture, [r.exchange_id for r in usable])
     open_items: dict[str | None, tuple[ReplayItem, dict[str, Any]]] = {}
     for row in usable:
-        chat = _convert(row, offered.get(row["exchange_id"], []), plan.notes)
-        made = calls.get(row["exchange_id"], [])
-        session = row["session_id"]
+        chat = _convert(row, offered.get(row.exchange_id, []), plan.notes)
+        made = calls.get(row.exchange_id, [])
+        session = row.session_id
         current = open_items.get(session) if filters.per == "session" else None
         added = _added(current[1], chat, row) if current else None
         if current is not None and added is not None:
@@ -370,9 +280,9 @@ def plan_from_capture(capture: Path, filters: PlanFilters) -> Plan:
                 plan.notes[STATEFUL_NOTE] += 1
             step = _step(row, chat, chat.messages, made, results)
             if filters.per == "exchange":
-                plan.append(_item(row, row["exchange_id"], "exchange", step))
+                plan.append(_item(row, row.exchange_id, "exchange", step))
                 continue
-            item_id = session if session not in open_items else f"{session}@{row['exchange_id']}"
+            item_id = session if session not in open_items else f"{session}@{row.exchange_id}"
             current = (_item(row, item_id, "session", step), {})
             plan.append(current[0])
         current[1].update(row=row, messages=chat.messages, calls=made)

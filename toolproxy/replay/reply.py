@@ -22,7 +22,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from toolproxy.replay.model import Candidate, RecordedCall, TurnRecord
+from toolproxy.records import ToolCall
+from toolproxy.replay.model import Candidate, TurnRecord
 from toolproxy.wire.common import one_line, parse_arguments
 
 ReplyErrorKind = Literal[
@@ -68,7 +69,7 @@ class CandidateReply(BaseModel):
     """One request to a candidate: what it answered and how fast, or why it did not."""
 
     text: str | None = Field(default=None, description="assistant text, if any")
-    calls: list[RecordedCall] = Field(default_factory=list, description="tool calls, in order")
+    calls: list[ToolCall] = Field(default_factory=list, description="tool calls, in order")
     finish_reason: str | None = None
     model: str | None = Field(default=None, description="the model the endpoint says answered")
     input_tokens: int | None = None
@@ -139,10 +140,10 @@ class CandidateReply(BaseModel):
         return message
 
 
-def make_call(call_id: str | None, name: str | None, raw: str, index: int) -> RecordedCall:
+def make_call(call_id: str | None, name: str | None, raw: str, index: int) -> ToolCall:
     arguments, _error = parse_arguments(raw)
     # An id is needed to answer the call; endpoints that omit it get a stable stand-in.
-    return RecordedCall(
+    return ToolCall(
         call_id=call_id or f"call_{index}", name=name, arguments_raw=raw, arguments=arguments
     )
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import closing, contextmanager
 from pathlib import Path
 from typing import Any, TextIO
@@ -27,7 +27,8 @@ from toolproxy.store.segments import (
 def query(
     path: Path | str, sql: str, params: list[Any] | dict[str, Any] | None = None
 ) -> tuple[list[str], list[tuple[Any, ...]]]:
-    """Run one SQL statement on a read-only connection: (column names, rows).
+    """Run the user's own SQL statement (``toolproxy sql``) on a read-only connection:
+    (column names, rows). The store's own queries are in ``toolproxy.store.queries``.
 
     DuckDB's errors come back as ``QueryError`` with DuckDB's message.
     """
@@ -38,21 +39,6 @@ def query(
             return names, cur.fetchall()
         except duckdb.Error as e:
             raise QueryError(str(e)) from e
-
-
-def query_many(
-    path: Path | str, statements: Sequence[tuple[str, list[Any] | dict[str, Any] | None]]
-) -> list[tuple[list[str], list[tuple[Any, ...]]]]:
-    """`query` for several statements on one read-only connection (one open, not many)."""
-    with closing(open_capture(path)) as con:
-        out = []
-        for sql, params in statements:
-            try:
-                cur = con.execute(sql, params)
-            except duckdb.Error as e:
-                raise QueryError(str(e)) from e
-            out.append(([d[0] for d in cur.description or []], cur.fetchall()))
-        return out
 
 
 def _dicts(cur: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
@@ -92,7 +78,11 @@ def summary(path: Path | str) -> dict[str, Any]:
 
 def list_sessions(path: Path | str, limit: int = 50) -> tuple[list[str], list[tuple[Any, ...]]]:
     """The most recently active sessions first: (column names, rows of ``sessions``)."""
-    return query(path, "SELECT * FROM sessions ORDER BY last_seen DESC LIMIT ?", [limit])
+    from toolproxy.store.queries.exchanges import recent_sessions
+    from toolproxy.store.reader import reading
+
+    with reading(path) as r:
+        return recent_sessions(r, limit)
 
 
 def export_jsonl(path: Path | str, table: str, out: Path | TextIO) -> int:

@@ -1,0 +1,203 @@
+"""Sessions, exchanges and one exchange in full: filtered by `ExchangeFilter`, keyset-paged."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from typing import Any
+
+from toolproxy.store.filters import ExchangeFilter, in_ids, where_sql
+from toolproxy.store.paging import Page, after_sql, decode_cursor, page_of
+from toolproxy.store.reader import Reader
+from toolproxy.store.rows import (
+    CallRow,
+    ExchangeDetail,
+    ExchangeRow,
+    McpExecution,
+    OfferedRow,
+    ResultRow,
+    SessionRow,
+)
+
+ALL = ExchangeFilter()
+_MODEL = "coalesce(e.model_returned, e.model_requested)"
+_SESSIONS = f"""
+SELECT * FROM (
+  SELECT e.session_id,
+         min(e.started_at) AS first_seen,
+         max(coalesce(e.ended_at, e.started_at)) AS last_seen,
+         count(*) AS exchanges,
+         list_sort(list(DISTINCT {_MODEL}) FILTER (WHERE {_MODEL} IS NOT NULL)) AS models,
+         coalesce(sum(c.n), 0)::BIGINT AS tool_calls,
+         count(*) FILTER (WHERE e.error_kind IS NOT NULL OR e.status_code >= 400) AS errors,
+         count(*) FILTER (WHERE e.parse_status IN ('error', 'partial')) AS parse_failures,
+         sum(e.input_tokens)::BIGINT AS input_tokens,
+         sum(e.output_tokens)::BIGINT AS output_tokens
+  FROM exchanges e
+  LEFT JOIN (SELECT exchange_id, count(*) AS n FROM tool_calls GROUP BY 1) c USING (exchange_id)
+  WHERE e.session_id IS NOT NULL AND {{where}}
+  GROUP BY e.session_id
+) s WHERE {{after}}
+ORDER BY last_seen DESC, session_id DESC LIMIT $limit
+"""
+_EXCHANGE_COLUMNS = f"""
+  e.exchange_id, e.session_id, e.started_at, e.wire_format, {_MODEL} AS model, e.streamed,
+  e.status_code, e.error_kind, e.parse_status, e.finish_reason, e.ttfb_ms, e.latency_ms,
+  e.input_tokens, e.output_tokens,
+  (SELECT count(*) FROM tool_calls c WHERE c.exchange_id = e.exchange_id) AS tool_calls,
+  e.proxy_id
+"""
+
+
+def sessions(
+    r: Reader, where: ExchangeFilter = ALL, limit: int = 50, cursor: str | None = None
+) -> Page[SessionRow]:
+    """Sessions, most recently active first, counted over the exchanges `where` selects."""
+    params: dict[str, Any] = {"limit": limit + 1}
+    after = "TRUE"
+    if cursor:
+        after = after_sql(["last_seen", "session_id"], True, params, decode_cursor(cursor, 2))
+    sql = _SESSIONS.format(where=where_sql(where, params), after=after)
+    rows = r.typed(SessionRow, sql, params)
+    return page_of(rows, limit, lambda s: (s.last_seen, s.session_id))
+
+
+def count_sessions(r: Reader, where: ExchangeFilter = ALL) -> int:
+    params: dict[str, Any] = {}
+    return int(
+        r.scalar(
+            "SELECT count(DISTINCT e.session_id) FROM exchanges e "
+            f"WHERE e.session_id IS NOT NULL AND {where_sql(where, params)}",
+            params,
+        )
+    )
+
+
+def exchanges(
+    r: Reader, where: ExchangeFilter = ALL, limit: int = 50, cursor: str | None = None
+) -> Page[ExchangeRow]:
+    """Exchanges in time order (then by id)."""
+    params: dict[str, Any] = {"limit": limit + 1}
+    after = "TRUE"
+    if cursor:
+        after = after_sql(
+            ["e.started_at", "e.exchange_id"], False, params, decode_cursor(cursor, 2)
+        )
+    sql = (
+        f"SELECT {_EXCHANGE_COLUMNS} FROM exchanges e WHERE {where_sql(where, params)} "
+        f"AND {after} ORDER BY e.started_at, e.exchange_id LIMIT $limit"
+    )
+    rows = r.typed(ExchangeRow, sql, params)
+    return page_of(rows, limit, lambda x: (x.started_at, x.exchange_id))
+
+
+def count_exchanges(r: Reader, where: ExchangeFilter = ALL) -> int:
+    params: dict[str, Any] = {}
+    return int(
+        r.scalar(f"SELECT count(*) FROM exchanges e WHERE {where_sql(where, params)}", params)
+    )
+
+
+def _json(value: Any) -> Any:
+    return json.loads(value) if isinstance(value, str) else value
+
+
+def exchange_detail(r: Reader, exchange_id: str) -> ExchangeDetail | None:
+    """One exchange with its tools offered, calls, answering results and MCP executions."""
+    found = r.typed(
+        ExchangeRow,
+        f"SELECT {_EXCHANGE_COLUMNS} FROM exchanges e WHERE e.exchange_id = ?",
+        [exchange_id],
+    )
+    if not found:
+        return None
+    con_rows = r.named("SELECT * FROM exchanges WHERE exchange_id = ?", [exchange_id])
+    request = dict(zip(con_rows[0], con_rows[1][0], strict=True))
+    ids = {"ids": [exchange_id]}
+    return ExchangeDetail(
+        exchange=found[0],
+        request=request,
+        offered=offered_tools(r, [exchange_id]),
+        calls=tool_calls(r, [exchange_id]),
+        results=call_results(r, [exchange_id]),
+        mcp=[
+            m._replace(arguments=_json(m.arguments), result=_json(m.result))
+            for m in r.typed(
+                McpExecution,
+                "SELECT exchange_id, tool_name, arguments, result, is_error, linked_call_id "
+                f"FROM mcp_messages WHERE {in_ids('linked_exchange_id', 'ids')} "
+                "AND method = 'tools/call' ORDER BY started_at, position",
+                ids,
+            )
+        ],
+    )
+
+
+def tool_calls(r: Reader, exchange_ids: list[str]) -> list[CallRow]:
+    """The calls of these exchanges, by exchange then index."""
+    return [
+        replace(c, arguments=_json(c.arguments))
+        for c in r.typed(
+            CallRow,
+            "SELECT exchange_id, session_id, index, call_id, name, arguments_raw, arguments, "
+            f"parse_error FROM tool_calls WHERE {in_ids('exchange_id', 'ids')} "
+            'ORDER BY exchange_id, "index"',
+            {"ids": exchange_ids},
+        )
+    ]
+
+
+def offered_tools(r: Reader, exchange_ids: list[str]) -> list[OfferedRow]:
+    """The tools these exchanges offered, by exchange then position."""
+    return [
+        o._replace(parameters=_json(o.parameters))
+        for o in r.typed(
+            OfferedRow,
+            "SELECT exchange_id, position, name, kind, description, parameters, schema_hash "
+            f"FROM tools_offered WHERE {in_ids('exchange_id', 'ids')} "
+            "ORDER BY exchange_id, position",
+            {"ids": exchange_ids},
+        )
+    ]
+
+
+def call_results(r: Reader, exchange_ids: list[str]) -> list[ResultRow]:
+    """For each call of these exchanges, the result that answered it (`call_results`: linked
+    through the conversation, so a call id the model reused finds its own result)."""
+    return r.typed(
+        ResultRow,
+        'SELECT exchange_id, "index", call_id, result, result_is_error, result_exchange_id '
+        f"FROM call_results WHERE {in_ids('exchange_id', 'ids')} "
+        'AND result_exchange_id IS NOT NULL ORDER BY exchange_id, "index"',
+        {"ids": exchange_ids},
+    )
+
+
+def session_or_exchange(r: Reader, ident: str) -> tuple[list[str], list[tuple[Any, ...]]]:
+    """`toolproxy show`: a session's exchanges (or one exchange) with their calls inline."""
+    return r.named(
+        """
+        SELECT e.started_at, e.exchange_id, e.wire_format, e.model_requested, e.status_code,
+               e.parse_status, e.finish_reason, e.ttfb_ms, e.latency_ms,
+               (SELECT string_agg(c.name || '(' || c.arguments_raw || ')', ' ; ' ORDER BY c.index)
+                  FROM tool_calls c WHERE c.exchange_id = e.exchange_id) AS tool_calls,
+               e.assistant_text
+        FROM exchanges e WHERE e.session_id = ? OR e.exchange_id = ? ORDER BY e.started_at""",
+        [ident, ident],
+    )
+
+
+def call_listing(r: Reader) -> tuple[list[str], list[tuple[Any, ...]]]:
+    """Every tool call with its exchange's format and model (the demo's closing table)."""
+    return r.named(
+        """
+        SELECT e.wire_format, e.model_requested AS model, e.streamed, c.name, c.arguments_raw,
+               c.parse_error IS NULL AS parsed
+        FROM tool_calls c JOIN exchanges e USING (exchange_id)
+        ORDER BY e.started_at, c.index"""
+    )
+
+
+def recent_sessions(r: Reader, limit: int) -> tuple[list[str], list[tuple[Any, ...]]]:
+    """`toolproxy sessions`: the `sessions` view, most recently active first."""
+    return r.named("SELECT * FROM sessions ORDER BY last_seen DESC LIMIT ?", [limit])

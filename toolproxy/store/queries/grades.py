@@ -1,0 +1,189 @@
+"""What grading and the report read: observations, runs, latest grades, verdicts, the
+judge's cache, sessions' calls and the gallery's transcripts."""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+from toolproxy.store.filters import in_ids
+from toolproxy.store.reader import Reader
+from toolproxy.store.rows import CallRow, RunRow
+from toolproxy.store.tables import TABLES
+
+GRADE_COLUMNS = list(TABLES["grades"])
+
+
+class GradedExchange(NamedTuple):
+    """The exchange columns a grader reads."""
+
+    exchange_id: str
+    session_id: str | None
+    model: str | None
+    finish_reason: str | None
+    assistant_text: str | None
+    parse_status: str | None
+    parse_error: str | None
+    wire_format: str | None
+    status_code: int | None
+    error_kind: str | None
+    error_message: str | None
+
+
+class ObservationRows(NamedTuple):
+    """Everything `grade.observe` needs of some exchanges, read in one batch."""
+
+    exchanges: list[GradedExchange]
+    calls: list[CallRow]  # arguments as stored (JSON text): the grader decodes them
+    offered: list[tuple[str, int, str, str]]  # exchange, position, name, schema_hash
+    schemas: list[tuple[str, Any]]  # schema_hash, parameters (JSON text)
+
+
+def observation_rows(r: Reader, exchange_ids: list[str]) -> ObservationRows:
+    """Four queries whatever the number of ids (they go in as one list parameter); each
+    distinct offered schema once, by its hash."""
+    ids = {"ids": exchange_ids}
+    where = f"WHERE {in_ids('exchange_id', 'ids')}"
+    return ObservationRows(
+        exchanges=r.typed(
+            GradedExchange,
+            "SELECT exchange_id, session_id, coalesce(model_returned, model_requested), "
+            "finish_reason, assistant_text, parse_status, parse_error, wire_format, "
+            f"status_code, error_kind, error_message FROM exchanges {where}",
+            ids,
+        ),
+        calls=r.typed(
+            CallRow,
+            "SELECT exchange_id, session_id, index, call_id, name, arguments_raw, arguments, "
+            f'parse_error FROM tool_calls {where} ORDER BY exchange_id, "index"',
+            ids,
+        ),
+        offered=r.rows(
+            f"SELECT exchange_id, position, name, schema_hash FROM tools_offered {where} "
+            "ORDER BY exchange_id, position",
+            ids,
+        ),
+        schemas=r.rows(
+            f"SELECT schema_hash, any_value(parameters) FROM tools_offered {where} "
+            "GROUP BY schema_hash",
+            ids,
+        ),
+    )
+
+
+def grade_count(r: Reader, run: str) -> int:
+    """How many grades run `run` holds (0: the name is free)."""
+    return int(r.scalar("SELECT count(*) FROM grades WHERE run = ?", [run]) or 0)
+
+
+def runs(r: Reader) -> list[RunRow]:
+    """Every grading run, oldest first, with its latest-grade counts."""
+    return r.typed(
+        RunRow,
+        "SELECT run, count(*), count(*) FILTER (WHERE passed), min(graded_at), max(graded_at) "
+        "FROM (SELECT * FROM grades QUALIFY row_number() OVER "
+        "(PARTITION BY run, case_id ORDER BY graded_at DESC) = 1) "
+        "GROUP BY run ORDER BY min(graded_at), run",
+    )
+
+
+def run_names(r: Reader) -> list[str]:
+    """Every run's name, oldest first."""
+    return [
+        row[0] for row in r.rows("SELECT run FROM grades GROUP BY run ORDER BY min(graded_at), run")
+    ]
+
+
+def schema_verdicts(r: Reader, checker: str) -> list[tuple[str, bool | None, str | None]]:
+    """(schema_hash, valid, error) of the metaschema checks made by `checker`."""
+    return r.rows(
+        "SELECT DISTINCT schema_hash, valid, error FROM schema_checks WHERE checker = ?",
+        [checker],
+    )
+
+
+def judge_cache(r: Reader, model: str) -> list[tuple[str, bool | None, str | None]]:
+    """(key, verdict, reason) of `model`'s cached verdicts, oldest first."""
+    return r.rows(
+        "SELECT key, verdict, reason FROM judge_cache WHERE model = ? ORDER BY judged_at",
+        [model],
+    )
+
+
+class CaseRow(NamedTuple):
+    """A case's latest grade in a run (`GRADE_COLUMNS` values) with its exchange's numbers."""
+
+    grade: tuple[Any, ...]
+    recorded: bool
+    input_tokens: int | None
+    output_tokens: int | None
+    ttfb_ms: float | None
+    decode_tps: float | None
+    finish_reason: str | None
+    session_id: str | None
+    offered: list[str] | None
+
+
+def latest_grades(r: Reader, runs: list[str]) -> list[CaseRow]:
+    """Each case's latest grade in each of `runs`, by case id, with its exchange's usage,
+    timing and offered tool names."""
+    cols = ", ".join(f"g.{c}" for c in GRADE_COLUMNS)
+    rows = r.rows(
+        f"SELECT {cols}, e.exchange_id IS NOT NULL, e.input_tokens, e.output_tokens, "
+        "e.ttfb_ms, e.decode_tps, e.finish_reason, coalesce(g.session_id, e.session_id), "
+        "o.names FROM grades g LEFT JOIN exchanges e USING (exchange_id) "
+        "LEFT JOIN (SELECT exchange_id, list(name ORDER BY position) AS names "
+        "FROM tools_offered GROUP BY exchange_id) o USING (exchange_id) "
+        f"WHERE {in_ids('g.run', 'runs')} "
+        "QUALIFY row_number() OVER (PARTITION BY g.run, g.case_id ORDER BY g.graded_at DESC) = 1 "
+        "ORDER BY g.case_id",
+        {"runs": runs},
+    )
+    n = len(GRADE_COLUMNS)
+    return [CaseRow(row[:n], *row[n:]) for row in rows]
+
+
+class SessionCallRow(NamedTuple):
+    """A session's tool call with the result that answered it."""
+
+    session_id: str
+    exchange_id: str
+    name: str | None
+    call_id: str | None
+    parse_error: str | None
+    result: str | None
+    result_is_error: bool | None
+
+
+def session_calls(r: Reader, session_ids: list[str]) -> list[SessionCallRow]:
+    """Each session's calls in order, each with the result that answered it (`call_results`:
+    linked by the conversation, so a reused call id finds its own)."""
+    return r.typed(
+        SessionCallRow,
+        "SELECT c.session_id, c.exchange_id, c.name, c.call_id, c.parse_error, r.result, "
+        "r.result_is_error FROM tool_calls c LEFT JOIN call_results r "
+        'ON r.exchange_id = c.exchange_id AND r."index" = c."index" '
+        f"WHERE {in_ids('c.session_id', 'ids')} "
+        "ORDER BY c.session_id, c.started_at, c.exchange_id, c.index",
+        {"ids": session_ids},
+    )
+
+
+def transcripts(
+    r: Reader, exchange_ids: list[str]
+) -> tuple[list[tuple[str, Any, str | None]], list[tuple[str, Any, Any, Any, Any]]]:
+    """For the gallery: (exchange, messages, assistant text) rows and (exchange, call id,
+    name, raw arguments, answering result) rows in call order."""
+    ids = {"ids": exchange_ids}
+    messages = r.rows(
+        "SELECT exchange_id, messages, assistant_text FROM exchanges "
+        f"WHERE {in_ids('exchange_id', 'ids')}",
+        ids,
+    )
+    calls = r.rows(
+        "SELECT c.exchange_id, c.call_id, c.name, c.arguments_raw, r.result "
+        "FROM tool_calls c LEFT JOIN call_results r "
+        'ON r.exchange_id = c.exchange_id AND r."index" = c."index" '
+        f"WHERE {in_ids('c.exchange_id', 'ids')} ORDER BY c.exchange_id, c.index",
+        ids,
+    )
+    return messages, calls

@@ -1,0 +1,113 @@
+"""What the MCP reports read: the servers' pulled tools, tools offered over time, calls,
+and the model requests a tools budget is measured on."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from toolproxy.store.filters import MODEL_FORMATS
+from toolproxy.store.reader import Reader
+from toolproxy.store.rows import CallRow, OfferedRow
+
+
+def _json(value: Any) -> Any:
+    return json.loads(value) if isinstance(value, str) else value
+
+
+def server_tools(r: Reader) -> list[tuple[str, str, Any]]:
+    """(server, tool, input_schema) of each server's latest pull (schemas decoded)."""
+    return [
+        (s, n, _json(x))
+        for s, n, x in r.rows(
+            "SELECT DISTINCT server, name, input_schema FROM mcp_tools_latest ORDER BY 1, 2"
+        )
+    ]
+
+
+def definition_hashes(r: Reader) -> list[tuple[str, str, str]]:
+    """(server, tool, definition_hash) at each server's latest pull."""
+    return r.rows("SELECT server, name, definition_hash FROM mcp_tools_latest")
+
+
+def tool_annotations(r: Reader) -> list[tuple[str, str, Any]]:
+    """(server, tool, annotations as stored) at each server's latest pull."""
+    return r.rows("SELECT server, name, annotations FROM mcp_tools_latest")
+
+
+def latest_tools(r: Reader, servers: list[str]) -> list[tuple[str, str, str | None, Any, str]]:
+    """(server, name, description, input_schema, schema_hash) of the latest pull, one row per
+    tool (only `servers`, when given)."""
+    only = "WHERE list_contains($servers, server)" if servers else ""
+    return r.rows(
+        "SELECT DISTINCT ON (server, name) server, name, description, input_schema, "
+        f"schema_hash FROM mcp_tools_latest {only} ORDER BY server, name",
+        {"servers": servers} if servers else None,
+    )
+
+
+def offered_versions(r: Reader) -> list[tuple[Any, ...]]:
+    """Each (name, description, schema) version of an offered function tool: (name,
+    description, parameters, schema_hash, exchanges, first seen, last seen), by name then
+    first seen."""
+    return r.rows(
+        "SELECT name, description, any_value(parameters), schema_hash, "
+        "count(DISTINCT exchange_id), min(started_at), max(started_at) FROM tools_offered "
+        "WHERE kind = 'function' GROUP BY name, schema_hash, description ORDER BY 1, 6"
+    )
+
+
+def call_counts(r: Reader) -> list[tuple[str, int, Any, Any]]:
+    """(tool name, calls, first, last) over every recorded call, by name."""
+    return r.rows(
+        "SELECT name, count(*), min(started_at), max(started_at) FROM tool_calls "
+        "WHERE name IS NOT NULL GROUP BY name ORDER BY name"
+    )
+
+
+def calls_with_model(
+    r: Reader, session: str | None
+) -> tuple[list[tuple[CallRow, str | None]], list[OfferedRow]]:
+    """Every recorded call (or one session's) in time order with its exchange's model, and
+    the tools offered in the exchanges that made them."""
+    where, params = ("WHERE c.session_id = ?", [session]) if session else ("", [])
+    rows = r.rows(
+        "SELECT c.exchange_id, c.session_id, c.index, c.call_id, c.name, c.arguments_raw, "
+        "c.arguments, c.parse_error, coalesce(e.model_returned, e.model_requested) "
+        f"FROM tool_calls c LEFT JOIN exchanges e USING (exchange_id) {where} "
+        "ORDER BY c.started_at, c.exchange_id, c.index",
+        params,
+    )
+    offered = r.typed(
+        OfferedRow,
+        "SELECT exchange_id, position, name, kind, description, parameters, schema_hash "
+        "FROM tools_offered WHERE exchange_id "
+        f"IN (SELECT c.exchange_id FROM tool_calls c {where}) ORDER BY exchange_id, position",
+        params,
+    )
+    return [(CallRow(*row[:8]), row[8]) for row in rows], offered
+
+
+def model_requests(
+    r: Reader, session: str | None
+) -> tuple[list[tuple[Any, ...]], list[OfferedRow]]:
+    """The model requests (or one session's) in time order: (exchange_id, session_id,
+    started_at, model, model_requested, wire_format, input_tokens, system, messages,
+    request_params); and the tools they offered."""
+    params = [session] if session else []
+    formats = ", ".join(f"'{f}'" for f in MODEL_FORMATS)
+    where = f"WHERE wire_format IN ({formats})" + (" AND session_id = ?" if session else "")
+    exchanges = r.rows(
+        "SELECT exchange_id, session_id, started_at, coalesce(model_returned, model_requested), "
+        "model_requested, wire_format, input_tokens, system, messages, "
+        f"request_params FROM exchanges {where} ORDER BY started_at, exchange_id",
+        params,
+    )
+    offered = r.typed(
+        OfferedRow,
+        "SELECT exchange_id, position, name, kind, description, parameters, schema_hash "
+        f"FROM tools_offered {'WHERE session_id = ?' if session else ''} "
+        "ORDER BY exchange_id, position",
+        params,
+    )
+    return exchanges, offered

@@ -1,0 +1,56 @@
+"""What replay reads back: the cells a run finished, its per-call diffs, and the recorded
+model's numbers for the comparison table."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from toolproxy.store.filters import in_ids
+from toolproxy.store.reader import Reader
+
+
+def done_cells(r: Reader, run: str) -> set[tuple[str, str, int]]:
+    """(candidate, item id, repeat) of every cell of `run` already in the store."""
+    return {
+        (c, i, int(n))
+        for c, i, n in r.rows(
+            "SELECT DISTINCT candidate, item_id, repeat FROM replay_cells WHERE run = ?", [run]
+        )
+    }
+
+
+def cell_count(r: Reader, run: str) -> int:
+    return int(r.scalar("SELECT count(*) FROM replay_cells WHERE run = ?", [run]) or 0)
+
+
+def cells(r: Reader, run: str) -> list[dict[str, Any]]:
+    """The run's cell rows (every `replay_cells` column, JSON as stored), oldest first."""
+    names, rows = r.named("SELECT * FROM replay_cells WHERE run = ? ORDER BY finished_at", [run])
+    return [dict(zip(names, row, strict=True)) for row in rows]
+
+
+def diffs(r: Reader, run: str, candidates: list[str], changed_only: bool) -> list[dict[str, Any]]:
+    """The run's per-call diffs (only `candidates` when given; only calls that changed
+    tool or arguments or earned a label with `changed_only`), in replay order."""
+    where = ["run = $run"]
+    params: dict[str, Any] = {"run": run}
+    if candidates:
+        where.append("list_contains($candidates, candidate)")
+        params["candidates"] = candidates
+    if changed_only:
+        where.append("(NOT same_tool OR NOT same_arguments OR label IS NOT NULL)")
+    names, rows = r.named(
+        f"SELECT * FROM replay_diffs WHERE {' AND '.join(where)} "
+        'ORDER BY candidate, item_id, repeat, step, "index"',
+        params,
+    )
+    return [dict(zip(names, row, strict=True)) for row in rows]
+
+
+def recorded_speed(r: Reader, exchange_ids: list[str]) -> list[tuple[str | None, Any, Any]]:
+    """(model, ttfb_ms, decode_tps) of the recorded exchanges a replay re-sent."""
+    return r.rows(
+        "SELECT coalesce(model_returned, model_requested), ttfb_ms, decode_tps FROM exchanges "
+        f"WHERE {in_ids('exchange_id', 'ids')}",
+        {"ids": exchange_ids},
+    )

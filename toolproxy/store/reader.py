@@ -1,0 +1,87 @@
+"""A read batch: one read-only connection for several queries, closed at the end.
+
+``with reading(capture) as r:`` opens the catalog once; the query modules
+(``toolproxy.store.queries``) take the `Reader` and return typed rows. Keep a batch short:
+while a reader is open, ``compact()`` waits for it (a live view reads in one batch per
+refresh, and ``version()`` tells it whether to refresh at all, without opening DuckDB).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import closing, contextmanager
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from toolproxy.store.connection import CATALOG, QueryError, open_capture
+from toolproxy.store.segments import SEGMENTS_DIR
+
+Params = Sequence[Any] | dict[str, Any] | None
+
+
+class Reader:
+    """Runs the store's own SQL on one connection; DuckDB errors become `QueryError`."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, capture: Path) -> None:
+        self._con = con
+        self.capture = capture
+
+    def rows(self, sql: str, params: Params = None) -> list[tuple[Any, ...]]:
+        try:
+            return self._con.execute(sql, params).fetchall()
+        except duckdb.Error as e:
+            raise QueryError(str(e)) from e
+
+    def typed[R](self, make: Callable[..., R], sql: str, params: Params = None) -> list[R]:
+        """Each row as `make(*row)` (a NamedTuple or dataclass with the columns' order)."""
+        return [make(*row) for row in self.rows(sql, params)]
+
+    def scalar(self, sql: str, params: Params = None) -> Any:
+        found = self.rows(sql, params)
+        return found[0][0] if found else None
+
+    def named(self, sql: str, params: Params = None) -> tuple[list[str], list[tuple[Any, ...]]]:
+        """(column names, rows): for the user's own SQL (`toolproxy sql`), not the store's."""
+        try:
+            cur = self._con.execute(sql, params)
+            return [d[0] for d in cur.description or []], cur.fetchall()
+        except duckdb.Error as e:
+            raise QueryError(str(e)) from e
+
+
+@contextmanager
+def reading(capture: Path | str) -> Iterator[Reader]:
+    """One read batch on `capture` (see the module doc)."""
+    with closing(open_capture(capture)) as con:
+        yield Reader(con, Path(capture))
+
+
+def version(capture: Path | str) -> str:
+    """A cheap change signal: it changes whenever a proxy, a run or `compact` writes.
+
+    Built from the catalog file's and each proxy folder's size and modification time (a
+    new segment file changes its folder), so a live view polls it without opening DuckDB
+    or blocking anyone. Equal versions mean nothing a reader sees has changed.
+    """
+    root = Path(capture)
+    parts: list[str] = []
+    for path in (root / CATALOG, root / f"{CATALOG}.wal", root / SEGMENTS_DIR):
+        parts.append(_stamp(path))
+    segments = root / SEGMENTS_DIR
+    if segments.is_dir():
+        with os.scandir(segments) as entries:
+            for entry in sorted(entries, key=lambda e: e.name):
+                if entry.is_dir():
+                    parts.append(f"{entry.name}:{_stamp(Path(entry.path))}")
+    return "|".join(parts)
+
+
+def _stamp(path: Path) -> str:
+    try:
+        st = path.stat()
+    except OSError:
+        return "-"
+    return f"{st.st_mtime_ns}:{st.st_size}"

@@ -1,0 +1,139 @@
+"""Typed rows the store's readers return (pure). Each is a NamedTuple in its query's column
+order (cheap to build from a DuckDB row, read by attribute, unpacked like a tuple), or a
+slotted dataclass where a column is named like a tuple method (`index`)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from datetime import datetime
+from typing import Any, NamedTuple
+
+
+class SessionRow(NamedTuple):
+    """A session with its counts over the exchanges the filter selects."""
+
+    session_id: str
+    first_seen: datetime
+    last_seen: datetime
+    exchanges: int
+    models: list[str]
+    tool_calls: int
+    errors: int
+    parse_failures: int
+    input_tokens: int | None
+    output_tokens: int | None
+
+
+class ExchangeRow(NamedTuple):
+    """One exchange as a list shows it."""
+
+    exchange_id: str
+    session_id: str | None
+    started_at: datetime
+    wire_format: str | None
+    model: str | None
+    streamed: bool | None
+    status_code: int | None
+    error_kind: str | None
+    parse_status: str | None
+    finish_reason: str | None
+    ttfb_ms: float | None
+    latency_ms: float | None
+    input_tokens: int | None
+    output_tokens: int | None
+    tool_calls: int
+    proxy_id: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class CallRow:
+    """One recorded tool call (`records.ToolCall`'s columns) with its exchange."""
+
+    exchange_id: str
+    session_id: str | None
+    index: int
+    call_id: str | None
+    name: str | None
+    arguments_raw: str | None
+    arguments: Any
+    parse_error: str | None
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class OfferedRow(NamedTuple):
+    """A tool offered in an exchange's request."""
+
+    exchange_id: str
+    position: int
+    name: str
+    kind: str | None
+    description: str | None
+    parameters: Any
+    schema_hash: str
+
+
+@dataclass(frozen=True, slots=True)
+class ResultRow:
+    """The result that answered a recorded call (the `call_results` view)."""
+
+    exchange_id: str
+    index: int
+    call_id: str | None
+    result: str | None
+    result_is_error: bool | None
+    result_exchange_id: str | None
+
+
+class McpExecution(NamedTuple):
+    """An MCP `tools/call` that executed one of a model exchange's calls."""
+
+    mcp_exchange_id: str
+    tool_name: str | None
+    arguments: Any
+    result: Any
+    is_error: bool | None
+    linked_call_id: str | None
+
+
+class ExchangeDetail(NamedTuple):
+    """One exchange in full."""
+
+    exchange: ExchangeRow
+    request: dict[str, Any]  # every exchange column (bodies, headers already redacted)
+    offered: list[OfferedRow]
+    calls: list[CallRow]
+    results: list[ResultRow]
+    mcp: list[McpExecution]
+
+
+class ModelTurn(NamedTuple):
+    """A recorded model turn, as labeling and replay planning read it."""
+
+    exchange_id: str
+    session_id: str
+    started_at: datetime
+    wire_format: str
+    parse_status: str | None
+    error_kind: str | None
+    status_code: int | None
+    streamed: bool | None
+    messages: Any
+    system: Any
+    request_params: Any
+    assistant_text: str | None
+    response_id: str | None
+    model: str | None
+    usable: bool
+    matched: bool
+
+
+class RunRow(NamedTuple):
+    """A grading run: its cases, how many passed, when it ran."""
+
+    run: str
+    cases: int
+    passed: int
+    first_graded: str
+    last_graded: str
