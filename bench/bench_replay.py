@@ -155,7 +155,7 @@ def bench_command(folder: Path, capture: Path, run: str) -> float:
     timed = (
         "import sys, time\n"
         "from toolproxy.cli.main import main\n"
-        "import toolproxy.replay.command, toolproxy.replay.plan, toolproxy.replay.workers\n"
+        "import toolproxy.cli.replaying, toolproxy.replay.plan, toolproxy.replay.workers\n"
         "started = time.perf_counter()\n"
         "code = main(sys.argv[1:])\n"
         "print(f'bench-wall {time.perf_counter() - started:.6f}', file=sys.stderr)\n"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Set up a development environment from nothing but Python 3.12 and the package registry:
-# .venv with toolproxy (editable) and its dev tools, pinned by constraints.txt.
+# .venv with toolproxy (editable), its TUI extra and its dev tools, pinned by constraints.txt.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

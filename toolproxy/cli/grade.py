@@ -8,23 +8,125 @@ from pathlib import Path
 
 def cmd_label(args: argparse.Namespace) -> int:
     """Turn recorded calls into expectation cases (accept as they are, then edit)."""
-    from toolproxy.grade.labeling import cmd_label as run
+    import sys
 
-    return run(args)
+    from toolproxy.grade.casefile import file_format
+    from toolproxy.grade.expectations import load_cases
+    from toolproxy.grade.labeling import LabelFilters, cases_from_capture, parse_time, write_cases
+
+    out: Path = args.out
+    file_format(out)  # a bad suffix fails before any work
+    if args.import_file is not None:
+        cases = load_cases([args.import_file])
+        source = f"imported from {args.import_file}"
+        nothing = f"{args.import_file} holds no cases"
+    else:
+        filters = LabelFilters(
+            sessions=args.session,
+            tools=args.tool,
+            models=args.model,
+            since=parse_time(args.since, "--since"),
+            until=parse_time(args.until, "--until"),
+            no_calls=args.no_calls,
+        )
+        cases = cases_from_capture(args.capture, filters)
+        source = f"labeled from capture {args.capture}"
+        nothing = "no recorded model turn matched the filters"
+    if not cases:
+        print(f"{nothing}: nothing written", file=sys.stderr)
+        return 0
+    header = (
+        f"toolproxy label: {source}.\n"
+        "Each case accepts the recorded calls exactly as made: edit the matchers.\n"
+        "Format: README 'Expectations' (toolproxy/grade/expectations.py)."
+    )
+    written, skipped = write_cases(cases, out, args.append, header)
+    also = f" ({skipped} skipped: id already in the file)" if skipped else ""
+    print(f"wrote {written} case{'s' * (written != 1)} to {out}{also}")
+    if written:
+        print(
+            f"next: review and edit them (plain values match exactly; see README "
+            f"'Expectations'), then: toolproxy grade {out} --run NAME"
+        )
+    return 0
 
 
 def cmd_grade(args: argparse.Namespace) -> int:
-    """Grade recorded exchanges against expectation cases, as a named run in the store."""
-    from toolproxy.grade.runner import cmd_grade as run
+    """`toolproxy grade CASES... --run NAME`: grade, store, print a summary (or --json).
 
-    return run(args)
+    The cyclic garbage collector is paused throughout (`gctools.paused_gc`): a run makes
+    hundreds of thousands of objects and no cycles, and on 100,000 calls the collections
+    that allocation triggers cost more than the grading."""
+    import json
+
+    from toolproxy.grade.expectations import load_cases
+    from toolproxy.grade.runner import build_judge, grade_run, summarize
+    from toolproxy.util.gctools import paused_gc
+    from toolproxy.util.table import format_table
+
+    with paused_gc():
+        cases = load_cases(args.cases)
+        judge = build_judge(args.judge_url, args.judge_model, args.judge_key_env, args.capture)
+        rows = grade_run(args.capture, cases, args.run, judge)
+    summary = summarize(rows)
+    if args.json:
+        out = {"run": args.run, "summary": summary, "grades": [r.model_dump() for r in rows]}
+        print(json.dumps(out, indent=2, ensure_ascii=False))
+        return 0
+    print(f"run {args.run}: {summary['cases']} cases graded into {args.capture}\n")
+    table = [
+        ["passed", "", summary["passed"]],
+        ["failed", "(all)", summary["failed"]],
+        *[["failed", label, n] for label, n in summary["by_label"].items()],
+        ["not graded", "", summary["not_graded"]],
+    ]
+    print(format_table(["outcome", "label", "cases"], table))
+    ungraded = [[r.case_id, r.reason] for r in rows if r.not_graded]
+    if ungraded:
+        print("\nnot graded:")
+        print(format_table(["case", "reason"], ungraded, width=100))
+    return 0
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    """Metrics of graded runs: terminal tables, CSV/JSON/Markdown, CI gate, JUnit XML."""
-    from toolproxy.grade.report import cmd_report as run
+    """`toolproxy report`: tables, files, gates; 1 when a gate failed."""
+    import json
 
-    return run(args)
+    from toolproxy.grade import gate
+    from toolproxy.grade.report import (
+        build_report,
+        build_tables,
+        load_cases,
+        load_gallery,
+        load_sessions,
+        render_terminal,
+        select_runs,
+        write_outputs,
+    )
+
+    thresholds = [gate.parse_threshold(t) for t in args.threshold]
+    if args.fail_on_regression and not args.baseline:
+        raise gate.GateError("--fail-on-regression needs --baseline RUN")
+    runs = select_runs(args.capture, args.run, args.baseline)
+    cases = load_cases(args.capture, runs)
+    sids = sorted({c.grade.session_id for rs in cases.values() for c in rs if c.grade.session_id})
+    report = build_report(
+        cases, load_sessions(args.capture, sids), args.baseline, thresholds,
+        args.fail_on_regression,
+    )  # fmt: skip
+    if args.out or args.json:
+        report.gallery = load_gallery(args.capture, cases)
+    tables = build_tables(report)
+    if args.json:
+        print(json.dumps(report.model_dump(mode="json"), indent=2, ensure_ascii=False))
+    else:
+        print(render_terminal(tables, report))
+    if args.out:
+        write_outputs(args.out, report, tables)
+    if args.junit:
+        args.junit.parent.mkdir(parents=True, exist_ok=True)
+        args.junit.write_text(gate.junit_xml(report.runs, report.gates) + "\n", encoding="utf-8")
+    return gate.exit_code(report.gates)
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]

@@ -10,31 +10,117 @@ DEFAULT_SCHEMAS = Path("schemas/mcp")
 
 
 def cmd_pull(args: argparse.Namespace) -> int:
-    """Pull the real tool schemas from MCP servers (configs as you have them, or ad hoc)."""
-    from toolproxy.mcp.pull import cmd_mcp_pull
+    """`toolproxy mcp pull`: see the module docstring; returns the exit code."""
+    import json
+    import os
+    import sys
+    from dataclasses import asdict
+    from pathlib import Path
 
-    return cmd_mcp_pull(args)
+    from toolproxy.errors import UserError
+    from toolproxy.mcp.pull import ServerSelection, find_specs, render_table, run_pull
+
+    if not args.timeout > 0:
+        raise UserError(f"--timeout must be positive, got {args.timeout}")
+    selection = ServerSelection(
+        config=args.config,
+        stdio=args.stdio,
+        url=args.url,
+        header=args.header,
+        name=args.name,
+        server=args.server,
+    )
+    specs, configs, notes = find_specs(
+        selection, Path.cwd(), Path.home(), dict(os.environ), sys.platform
+    )
+    if configs and not args.config:
+        notes.insert(0, f"reading {', '.join(map(str, configs))}")
+    for note in notes:
+        print(f"toolproxy: {note}", file=sys.stderr)
+    pull_id, pulled_at, results = run_pull(specs, args.capture, args.schemas, args.timeout)
+    ok = sum(1 for r in results if r.status == "ok")
+    if args.json:
+        out = {
+            "pull_id": pull_id,
+            "pulled_at": pulled_at.isoformat(),
+            "capture": str(args.capture),
+            "schemas": str(args.schemas),
+            "configs": [str(p) for p in configs],
+            "servers": [asdict(r) for r in results],
+        }
+        print(json.dumps(out, indent=2, ensure_ascii=False))
+    else:
+        print(render_table(results))
+        print(
+            f"\npulled {ok} of {len(results)} servers into {args.capture} (pull {pull_id}); "
+            f"snapshots under {args.schemas}"
+        )
+    return 0 if ok == len(results) else 1
 
 
 def cmd_drift(args: argparse.Namespace) -> int:
-    """Compare the tools agents sent to models with what the MCP servers really expose."""
-    from toolproxy.mcp.drift import cmd_mcp_drift
+    """`toolproxy mcp drift`: print the report (tables, or JSON with --json). Exit 0."""
+    import json
 
-    return cmd_mcp_drift(args)
+    from toolproxy.mcp.drift import load_drift, render_drift
+
+    report = load_drift(args.capture, args.server)
+    if args.json:
+        print(json.dumps(report.model_dump(mode="json"), indent=2, ensure_ascii=False))
+    else:
+        print(render_drift(report))
+    return 0
 
 
 def cmd_budget(args: argparse.Namespace) -> int:
-    """What the tools block costs per request, per tool, and over the capture."""
-    from toolproxy.mcp.budget import cmd_mcp_budget
+    """`toolproxy mcp budget`: per request (top N), per tool, and capture totals."""
+    import json
 
-    return cmd_mcp_budget(args)
+    from toolproxy.mcp.budget import compute_budget, load_requests, render_budget
+
+    report = compute_budget(load_requests(args.capture, args.session))
+    if args.json:
+        data = report.model_dump(mode="json")
+        data["requests"] = data["requests"][: args.top]
+        print(json.dumps(data, indent=2, ensure_ascii=False))
+    else:
+        print(render_budget(report, args.top))
+    return 0
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    """Validate recorded tool calls against the real schema (else the one sent)."""
-    from toolproxy.mcp.check import cmd_mcp_check
+    """`toolproxy mcp check`: a row per call, then a summary line. Exit 0: it is a report."""
+    import json
 
-    return cmd_mcp_check(args)
+    from toolproxy.mcp.check import load_checks, summarize
+    from toolproxy.util.table import format_table
+
+    checks = load_checks(args.capture, args.session)
+    summary = summarize(checks)
+    shown = [c for c in checks if not c.check.valid] if args.failed else checks
+    if args.json:
+        out = {"summary": summary, "calls": [c.model_dump(mode="json") for c in shown]}
+        print(json.dumps(out, indent=2, ensure_ascii=False))
+        return 0
+    columns = ["session", "model", "tool", "schema", "valid", "first_error"]
+    rows = [
+        [
+            c.session_id,
+            c.model,
+            c.name,
+            f"{c.source} {c.server}:{c.tool}" if c.source == "mcp_server" else c.source,
+            "yes" if c.check.valid else "NO",
+            c.first_error,
+        ]
+        for c in shown
+    ]
+    print(format_table(columns, rows, width=80))
+    by = ", ".join(f"{k} {v}" for k, v in summary["by_source"].items())
+    print(
+        f"\n{summary['calls']} calls: {summary['valid']} valid, {summary['invalid']} invalid"
+        f" (schema: {by})"
+    )
+    return 0
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]

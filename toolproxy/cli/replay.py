@@ -3,21 +3,60 @@
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
+from typing import Any
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
     """Re-send captured sessions or cases to candidate models, resumably, then grade them."""
-    from toolproxy.replay.command import cmd_replay as run
+    from toolproxy.cli.replaying import cmd_replay as run
 
     return run(args)
 
 
 def cmd_replay_diff(args: argparse.Namespace) -> int:
     """Per call, recorded vs replayed: tool, arguments, label."""
-    from toolproxy.replay.diffview import cmd_replay_diff as run
+    import json
 
-    return run(args)
+    from toolproxy import store
+    from toolproxy.errors import UserError
+    from toolproxy.store.queries import replays
+    from toolproxy.util.table import format_table
+    from toolproxy.wire.common import decoded
+
+    with store.reading(args.capture) as r:
+        diffs = replays.diffs(r, args.run, list(args.candidate or []), args.changed)
+        if not diffs and not replays.cell_count(r, args.run):
+            raise UserError(f"no replay run named {args.run!r} in {args.capture}")
+    if args.json:
+        for d in diffs:
+            d["recorded_arguments"] = decoded(d["recorded_arguments"])
+            d["replayed_arguments"] = decoded(d["replayed_arguments"])
+            print(json.dumps(d, ensure_ascii=False, default=str))
+        return 0
+    table = [
+        [
+            d["candidate"],
+            d["item_id"],
+            d["repeat"],
+            d["step"],
+            d["index"],
+            _call(d["recorded_tool"], d["recorded_arguments"]),
+            _call(d["replayed_tool"], d["replayed_arguments"]),
+            "same"
+            if d["same_tool"] and d["same_arguments"]
+            else "tool"
+            if not d["same_tool"]
+            else "args",
+            d["label"] or "",
+        ]
+        for d in diffs
+    ]
+    columns = ["candidate", "item", "k", "step", "#", "recorded", "replayed", "diff", "label"]
+    print(format_table(columns, table, width=50))
+    print(f"\n{len(diffs)} call(s)")
+    return 0
 
 
 def _workers(text: str) -> str | int:
@@ -115,3 +154,17 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--candidate", action="append", default=[], help="only these candidates")
     p.add_argument("--changed", action="store_true", help="only calls that differ")
     p.add_argument("--json", action="store_true", help="print JSON lines")
+
+
+def _call(tool: str | None, arguments: Any) -> str:
+    if tool is None:
+        return "(none)"
+    from toolproxy.wire.common import decoded
+
+    value = decoded(arguments)
+    text = (
+        value
+        if isinstance(value, str)
+        else json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    )
+    return f"{tool}({text})"

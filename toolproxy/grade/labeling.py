@@ -15,9 +15,7 @@ validates a JSONL dataset of cases line by line (every error reported) and write
 
 from __future__ import annotations
 
-import argparse
 import re
-import sys
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -175,42 +173,3 @@ def parse_time(value: str | None, option: str) -> datetime | None:
     except ValueError:
         raise UserError(f"{option}: not an ISO-8601 time: {value!r}") from None
     return t if t.tzinfo is not None else t.replace(tzinfo=UTC)
-
-
-def cmd_label(args: argparse.Namespace) -> int:
-    """Turn recorded calls into expectation cases (accept as they are, then edit)."""
-    out: Path = args.out
-    file_format(out)  # a bad suffix fails before any work
-    if args.import_file is not None:
-        cases = load_cases([args.import_file])
-        source = f"imported from {args.import_file}"
-        nothing = f"{args.import_file} holds no cases"
-    else:
-        filters = LabelFilters(
-            sessions=args.session,
-            tools=args.tool,
-            models=args.model,
-            since=parse_time(args.since, "--since"),
-            until=parse_time(args.until, "--until"),
-            no_calls=args.no_calls,
-        )
-        cases = cases_from_capture(args.capture, filters)
-        source = f"labeled from capture {args.capture}"
-        nothing = "no recorded model turn matched the filters"
-    if not cases:
-        print(f"{nothing}: nothing written", file=sys.stderr)
-        return 0
-    header = (
-        f"toolproxy label: {source}.\n"
-        "Each case accepts the recorded calls exactly as made: edit the matchers.\n"
-        "Format: README 'Expectations' (toolproxy/grade/expectations.py)."
-    )
-    written, skipped = write_cases(cases, out, args.append, header)
-    also = f" ({skipped} skipped: id already in the file)" if skipped else ""
-    print(f"wrote {written} case{'s' * (written != 1)} to {out}{also}")
-    if written:
-        print(
-            f"next: review and edit them (plain values match exactly; see README "
-            f"'Expectations'), then: toolproxy grade {out} --run NAME"
-        )
-    return 0

@@ -18,7 +18,6 @@ threshold).
 
 from __future__ import annotations
 
-import argparse
 import csv
 import io
 import json
@@ -360,30 +359,3 @@ def write_outputs(out: Path, report: Report, tables: Sequence[Table]) -> None:
     data = json.dumps(report.model_dump(mode="json"), indent=2, ensure_ascii=False)
     (out / "report.json").write_text(data + "\n", encoding="utf-8")
     (out / "report.md").write_text(render_markdown(tables, report), encoding="utf-8")
-
-
-def cmd_report(args: argparse.Namespace) -> int:
-    """`toolproxy report`: tables, files, gates; 1 when a gate failed."""
-    thresholds = [gate.parse_threshold(t) for t in args.threshold]
-    if args.fail_on_regression and not args.baseline:
-        raise gate.GateError("--fail-on-regression needs --baseline RUN")
-    runs = select_runs(args.capture, args.run, args.baseline)
-    cases = load_cases(args.capture, runs)
-    sids = sorted({c.grade.session_id for rs in cases.values() for c in rs if c.grade.session_id})
-    report = build_report(
-        cases, load_sessions(args.capture, sids), args.baseline, thresholds,
-        args.fail_on_regression,
-    )  # fmt: skip
-    if args.out or args.json:
-        report.gallery = load_gallery(args.capture, cases)
-    tables = build_tables(report)
-    if args.json:
-        print(json.dumps(report.model_dump(mode="json"), indent=2, ensure_ascii=False))
-    else:
-        print(render_terminal(tables, report))
-    if args.out:
-        write_outputs(args.out, report, tables)
-    if args.junit:
-        args.junit.parent.mkdir(parents=True, exist_ok=True)
-        args.junit.write_text(gate.junit_xml(report.runs, report.gates) + "\n", encoding="utf-8")
-    return gate.exit_code(report.gates)

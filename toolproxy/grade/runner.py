@@ -12,8 +12,6 @@ judge endpoint failed (`reason` says which; the judge is then left out for that 
 
 from __future__ import annotations
 
-import argparse
-import json
 import secrets
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -25,7 +23,6 @@ from typing import Any
 from toolproxy import store
 from toolproxy.errors import UserError
 from toolproxy.grade.checker import make_grader
-from toolproxy.grade.expectations import load_cases
 from toolproxy.grade.judge import Judge, JudgeError, make_judge
 from toolproxy.grade.labels import PRECEDENCE
 from toolproxy.grade.model import Case, CaseGrade, GradeRow, Observation
@@ -35,8 +32,6 @@ from toolproxy.schema.validator import CHECKER, new_verdicts, remember_verdicts
 from toolproxy.store.queries import grades as grade_reads
 from toolproxy.store.queries import mcp as mcp_reads
 from toolproxy.store.segments import SegmentWriter
-from toolproxy.util.gctools import paused_gc
-from toolproxy.util.table import format_table
 
 Grader = Callable[[Case, Observation], CaseGrade]
 
@@ -141,14 +136,15 @@ def check_run_free(capture: Path | str, run: str) -> None:
         )
 
 
-def build_judge(args: argparse.Namespace) -> Judge | None:
-    """The judge the options ask for, or None when none is configured."""
-    url, model = getattr(args, "judge_url", None), getattr(args, "judge_model", None)
+def build_judge(
+    url: str | None, model: str | None, key_env: str, capture: Path | str
+) -> Judge | None:
+    """The judge asked for, or None when none is configured (url and model go together)."""
     if bool(url) != bool(model):
         raise UserError("--judge-url and --judge-model go together (the judge's model is pinned)")
     if not url or not model:
         return None
-    return make_judge(url, model, args.judge_key_env, args.capture)
+    return make_judge(url, model, key_env, capture)
 
 
 def grade_run(
@@ -188,36 +184,6 @@ def load_verdicts(capture: Path | str) -> dict[str, str | None]:
     with store.reading(capture) as r:
         rows = grade_reads.schema_verdicts(r, CHECKER)
     return {key: None if valid else (error or "invalid schema") for key, valid, error in rows}
-
-
-def cmd_grade(args: argparse.Namespace) -> int:
-    """`toolproxy grade CASES... --run NAME`: grade, store, print a summary (or --json).
-
-    The cyclic garbage collector is paused throughout (`gctools.paused_gc`): a run makes
-    hundreds of thousands of objects and no cycles, and on 100,000 calls the collections
-    that allocation triggers cost more than the grading."""
-    with paused_gc():
-        cases = load_cases(args.cases)
-        judge = build_judge(args)
-        rows = grade_run(args.capture, cases, args.run, judge)
-    summary = summarize(rows)
-    if args.json:
-        out = {"run": args.run, "summary": summary, "grades": [r.model_dump() for r in rows]}
-        print(json.dumps(out, indent=2, ensure_ascii=False))
-        return 0
-    print(f"run {args.run}: {summary['cases']} cases graded into {args.capture}\n")
-    table = [
-        ["passed", "", summary["passed"]],
-        ["failed", "(all)", summary["failed"]],
-        *[["failed", label, n] for label, n in summary["by_label"].items()],
-        ["not graded", "", summary["not_graded"]],
-    ]
-    print(format_table(["outcome", "label", "cases"], table))
-    ungraded = [[r.case_id, r.reason] for r in rows if r.not_graded]
-    if ungraded:
-        print("\nnot graded:")
-        print(format_table(["case", "reason"], ungraded, width=100))
-    return 0
 
 
 def _stamp() -> str:

@@ -27,7 +27,6 @@ and the providers' own tool rendering is not public anyway.
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 from collections import defaultdict
@@ -358,15 +357,3 @@ def render_budget(report: BudgetReport, top: int) -> str:
     cols = ["tool", "schema", "requests", "avg_tokens", "total_tokens", "method"]
     parts += ["", "Per tool", format_table(cols, rows)]
     return "\n".join(parts)
-
-
-def cmd_mcp_budget(args: argparse.Namespace) -> int:
-    """`toolproxy mcp budget`: per request (top N), per tool, and capture totals."""
-    report = compute_budget(load_requests(args.capture, args.session))
-    if args.json:
-        data = report.model_dump(mode="json")
-        data["requests"] = data["requests"][: args.top]
-        print(json.dumps(data, indent=2, ensure_ascii=False))
-    else:
-        print(render_budget(report, args.top))
-    return 0

@@ -7,7 +7,6 @@ or JSON.
 
 from __future__ import annotations
 
-import argparse
 import json
 from collections import Counter
 from collections.abc import Sequence
@@ -107,35 +106,3 @@ def load_checks(capture: Any, session: str | None = None) -> list[CallCheck]:
             )
         )
     return checks
-
-
-def cmd_mcp_check(args: argparse.Namespace) -> int:
-    """`toolproxy mcp check`: a row per call, then a summary line. Exit 0: it is a report."""
-    from toolproxy.util.table import format_table
-
-    checks = load_checks(args.capture, args.session)
-    summary = summarize(checks)
-    shown = [c for c in checks if not c.check.valid] if args.failed else checks
-    if args.json:
-        out = {"summary": summary, "calls": [c.model_dump(mode="json") for c in shown]}
-        print(json.dumps(out, indent=2, ensure_ascii=False))
-        return 0
-    columns = ["session", "model", "tool", "schema", "valid", "first_error"]
-    rows = [
-        [
-            c.session_id,
-            c.model,
-            c.name,
-            f"{c.source} {c.server}:{c.tool}" if c.source == "mcp_server" else c.source,
-            "yes" if c.check.valid else "NO",
-            c.first_error,
-        ]
-        for c in shown
-    ]
-    print(format_table(columns, rows, width=80))
-    by = ", ".join(f"{k} {v}" for k, v in summary["by_source"].items())
-    print(
-        f"\n{summary['calls']} calls: {summary['valid']} valid, {summary['invalid']} invalid"
-        f" (schema: {by})"
-    )
-    return 0

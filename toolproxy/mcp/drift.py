@@ -45,7 +45,6 @@ pulled schemas (`toolproxy mcp pull` first).
 
 from __future__ import annotations
 
-import argparse
 import json
 from collections.abc import Sequence
 from datetime import datetime
@@ -329,13 +328,3 @@ def render_drift(report: DriftReport) -> str:
         cols = ["name", "calls", "offered", "last_seen"]
         parts += ["", "Calls to tool names no server exposes", format_table(cols, rows)]
     return "\n".join(parts)
-
-
-def cmd_mcp_drift(args: argparse.Namespace) -> int:
-    """`toolproxy mcp drift`: print the report (tables, or JSON with --json). Exit 0."""
-    report = load_drift(args.capture, args.server)
-    if args.json:
-        print(json.dumps(report.model_dump(mode="json"), indent=2, ensure_ascii=False))
-    else:
-        print(render_drift(report))
-    return 0

@@ -19,14 +19,10 @@ Exit codes: 0 every server pulled, 1 some server failed, 2 usage error (``UserEr
 
 from __future__ import annotations
 
-import argparse
-import json
-import os
 import secrets
-import sys
 import warnings
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path, PurePath
 from typing import Any
@@ -142,8 +138,21 @@ def read_configs(
     return specs
 
 
+@dataclass(frozen=True)
+class ServerSelection:
+    """Which MCP servers a command talks to: config files (none: the usual places), ad hoc
+    servers, and server names to keep (none: all)."""
+
+    config: Sequence[Path] = ()
+    stdio: Sequence[str] = ()
+    url: Sequence[str] = ()
+    header: Sequence[str] = ()
+    name: Sequence[str] = ()
+    server: Sequence[str] = ()
+
+
 def find_specs(
-    args: argparse.Namespace, cwd: Path, home: Path, environ: Mapping[str, str], platform: str
+    args: ServerSelection, cwd: Path, home: Path, environ: Mapping[str, str], platform: str
 ) -> tuple[list[ServerSpec], list[Path], list[str]]:
     """The servers this run pulls, the config files read, and notes for the user."""
     configs = list(args.config)
@@ -158,9 +167,9 @@ def find_specs(
                 "pass --config FILE, --stdio 'CMD ARGS' or --url URL"
             )
     specs = read_configs(configs, cwd, home, environ)
-    specs += adhoc_specs(args.stdio, args.url, args.header, args.name)
+    specs += adhoc_specs(list(args.stdio), list(args.url), list(args.header), list(args.name))
     specs, notes = merge_specs(specs)
-    specs = select_specs(specs, args.server)
+    specs = select_specs(specs, list(args.server))
     if not specs:
         raise UserError(f"no servers in {', '.join(map(str, configs))}")
     return [load_env_file(s) for s in specs], configs, notes
@@ -360,35 +369,3 @@ def render_table(results: Sequence[ServerResult]) -> str:
             detail = (r.error or "").replace("\n", "\n    ")
             lines.append(f"{r.server} ({r.source}): {detail}")
     return "\n".join(lines)
-
-
-def cmd_mcp_pull(args: argparse.Namespace) -> int:
-    """`toolproxy mcp pull`: see the module docstring; returns the exit code."""
-    if not args.timeout > 0:
-        raise UserError(f"--timeout must be positive, got {args.timeout}")
-    specs, configs, notes = find_specs(
-        args, Path.cwd(), Path.home(), dict(os.environ), sys.platform
-    )
-    if configs and not args.config:
-        notes.insert(0, f"reading {', '.join(map(str, configs))}")
-    for note in notes:
-        print(f"toolproxy: {note}", file=sys.stderr)
-    pull_id, pulled_at, results = run_pull(specs, args.capture, args.schemas, args.timeout)
-    ok = sum(1 for r in results if r.status == "ok")
-    if args.json:
-        out = {
-            "pull_id": pull_id,
-            "pulled_at": pulled_at.isoformat(),
-            "capture": str(args.capture),
-            "schemas": str(args.schemas),
-            "configs": [str(p) for p in configs],
-            "servers": [asdict(r) for r in results],
-        }
-        print(json.dumps(out, indent=2, ensure_ascii=False))
-    else:
-        print(render_table(results))
-        print(
-            f"\npulled {ok} of {len(results)} servers into {args.capture} (pull {pull_id}); "
-            f"snapshots under {args.schemas}"
-        )
-    return 0 if ok == len(results) else 1

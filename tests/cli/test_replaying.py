@@ -229,7 +229,7 @@ def test_json_summary_and_usage_errors(tmp_path, capture, capsys, monkeypatch):
         assert main(["replay-diff", "nope", "-c", str(capture)]) == 2
     monkeypatch.delenv("REPLAY_TEST_KEY")
     with pytest.raises(ConfigError):
-        from toolproxy.replay.command import select_config
+        from toolproxy.cli.replaying import select_config
         from toolproxy.replay.config import load_config, resolve_key
 
         resolve_key(select_config(load_config(cfg), [], None).candidates[0])

@@ -8,7 +8,7 @@ process, or over `--workers` processes: `workers`; `--tools live` always plays h
 grade it (`grading.grade_replay`) and print one summary row per candidate plus the
 recorded production model, and the `toolproxy report` command to run next.
 
-`toolproxy replay-diff` is `diffview.cmd_replay_diff`.
+`toolproxy replay-diff` is `toolproxy.cli.replay.cmd_replay_diff`.
 """
 
 from __future__ import annotations
@@ -110,13 +110,11 @@ def plan_items(
 def build_live_tools(args: argparse.Namespace, capture: Path) -> McpLiveTools:
     """`McpLiveTools` over the servers of `--mcp-config` (else the usual config files),
     with the tools they exposed at their latest pull (none pulled: listed on first use)."""
-    from toolproxy.mcp.pull import find_specs
+    from toolproxy.mcp.pull import ServerSelection, find_specs
     from toolproxy.replay.livetools import McpLiveTools
 
-    pull_args = argparse.Namespace(
-        config=args.mcp_config, stdio=[], url=[], header=[], name=[], server=[]
-    )
-    specs, _, _ = find_specs(pull_args, Path.cwd(), Path.home(), os.environ, sys.platform)
+    selection = ServerSelection(config=args.mcp_config)
+    specs, _, _ = find_specs(selection, Path.cwd(), Path.home(), os.environ, sys.platform)
     with store.reading(capture) as r:
         rows = mcp_reads.tool_annotations(r)
     listed: dict[str, list[dict[str, Any]]] = {}
