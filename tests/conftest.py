@@ -44,3 +44,15 @@ def checkout_stays_clean() -> Iterator[None]:
 
 
 # --- end the checkout stays clean ------------------------------------------------------
+
+
+# --- the shared seeded capture (owner: toolproxy/store) ---------------------------------
+@pytest.fixture(scope="session")
+def seeded_capture(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """`tests.seeded.seed_capture`, written once per test session; tests only read it."""
+    from tests.seeded import seed_capture
+
+    return seed_capture(tmp_path_factory.mktemp("seeded") / "capture")
+
+
+# --- end the shared seeded capture ------------------------------------------------------

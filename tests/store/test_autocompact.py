@@ -1,7 +1,7 @@
 from contextlib import closing
 from pathlib import Path
 
-from tests.store.test_store import exchange_rows
+from tests.store.helpers import exchange_rows
 from toolproxy import store
 from toolproxy.store import compaction
 from toolproxy.store.autocompact import AutoCompactor

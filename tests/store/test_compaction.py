@@ -6,7 +6,7 @@ from pathlib import Path
 
 import duckdb
 
-from tests.store.test_store import exchange_rows
+from tests.store.helpers import exchange_rows
 from toolproxy import store
 from toolproxy.store import compaction
 from toolproxy.store.catalog import cached_dir, pending_dir

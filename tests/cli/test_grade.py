@@ -1,0 +1,41 @@
+"""toolproxy.cli.grade: `label`, `grade` and `report` turn their options into typed calls."""
+
+from __future__ import annotations
+
+import yaml
+
+from toolproxy.cli.main import main
+
+
+def test_label_takes_the_store_filter_from_its_options(seeded_capture, tmp_path, capsys):
+    out = tmp_path / "cases.yaml"
+    argv = ["label", "-c", str(seeded_capture), "-o", str(out), "--model", "gpt-a-2026"]
+    assert main([*argv, "--tool", "get_weather", "--until", "2026-03-01T12:00:01"]) == 0
+    cases = yaml.safe_load(out.read_text())
+    assert [c["exchange_id"] for c in cases] == ["a-0"]  # a-1 starts at 12:00:01
+
+
+def test_label_no_calls_keeps_offered_text_turns(seeded_capture, tmp_path):
+    out = tmp_path / "cases.yaml"
+    assert main(["label", "-c", str(seeded_capture), "-o", str(out), "--no-calls"]) == 0
+    cases = yaml.safe_load(out.read_text())
+    assert [(c["exchange_id"], c["expect"]) for c in cases] == [
+        ("a-0", "call"),
+        ("a-1", "call"),
+        ("a-2", "no_call"),
+        ("b-0", "call"),
+        ("c-0", "no_call"),  # r-0 was offered nothing; b-1 and m-0 are no model turns
+    ]
+
+
+def test_a_judge_needs_its_url_and_its_model(seeded_capture, tmp_path, capsys):
+    cases = tmp_path / "cases.yaml"
+    cases.write_text("cases:\n  - id: x\n    exchange_id: a-0\n    expect: no_call\n")
+    argv = ["grade", str(cases), "-c", str(seeded_capture), "--run", "j"]
+    assert main([*argv, "--judge-url", "http://127.0.0.1:9"]) == 2
+    assert "--judge-url and --judge-model go together" in capsys.readouterr().err
+
+
+def test_report_names_the_runs_it_knows(seeded_capture, capsys):
+    assert main(["report", "-c", str(seeded_capture), "--run", "nope"]) == 2
+    assert "unknown run(s) nope; runs: g1, g2" in capsys.readouterr().err

@@ -1,0 +1,115 @@
+"""toolproxy.store.queries.exchanges: sessions and exchanges, filtered and keyset-paged, and
+one exchange in full."""
+
+from __future__ import annotations
+
+from tests.seeded import at
+from toolproxy import store
+from toolproxy.store.filters import ExchangeFilter
+from toolproxy.store.queries import exchanges
+
+
+def walk(capture, fetch, limit):
+    """Every row, one page of `limit` at a time, following the cursors."""
+    seen, cursor, pages = [], None, 0
+    while True:
+        with store.reading(capture) as r:
+            page = fetch(r, limit=limit, cursor=cursor)
+        seen += page.items
+        pages += 1
+        if page.next_cursor is None:
+            return seen, pages
+        cursor = page.next_cursor
+
+
+def test_sessions_come_most_recent_first_with_their_counts(seeded_capture):
+    with store.reading(seeded_capture) as r:
+        page = exchanges.sessions(r)
+    assert [s.session_id for s in page.items] == ["s-m", "s-r", "s-c", "s-b", "s-a"]
+    assert page.next_cursor is None
+    a = page.items[-1]
+    assert (a.exchanges, a.tool_calls, a.errors, a.input_tokens, a.output_tokens) == (
+        3,
+        2,
+        0,
+        30,
+        15,
+    )
+    assert a.models == ["gpt-a-2026"]
+    assert (a.first_seen, a.last_seen) == (at(0), at(2))
+    b = next(s for s in page.items if s.session_id == "s-b")
+    assert (b.errors, b.models) == (1, ["claude-x"])
+
+
+def test_paging_sessions_one_at_a_time_visits_each_once_in_order(seeded_capture):
+    rows, pages = walk(seeded_capture, exchanges.sessions, 1)
+    assert [s.session_id for s in rows] == ["s-m", "s-r", "s-c", "s-b", "s-a"]
+    assert pages == 5
+    rows, pages = walk(seeded_capture, exchanges.sessions, 2)
+    assert len(rows) == 5 and pages == 3
+
+
+def test_counts_follow_the_filter(seeded_capture):
+    weather = ExchangeFilter(tools=["get_weather"])
+    with store.reading(seeded_capture) as r:
+        assert exchanges.count_sessions(r) == 5
+        assert exchanges.count_sessions(r, weather) == 1
+        assert exchanges.count_exchanges(r) == 8
+        assert exchanges.count_exchanges(r, weather) == 2
+        (only,) = exchanges.sessions(r, weather).items
+    assert (only.session_id, only.exchanges, only.tool_calls) == ("s-a", 2, 2)
+
+
+def test_paging_exchanges_in_time_order(seeded_capture):
+    rows, pages = walk(
+        seeded_capture,
+        lambda r, **kw: exchanges.exchanges(r, ExchangeFilter(origin="captured"), **kw),
+        3,
+    )
+    assert [x.exchange_id for x in rows] == ["a-0", "a-1", "a-2", "b-0", "b-1", "c-0", "m-0"]
+    assert pages == 3
+    first = rows[0]
+    assert (first.model, first.tool_calls, first.ttfb_ms, first.wire_format) == (
+        "gpt-a-2026",
+        1,
+        100.0,
+        "openai_chat",
+    )
+
+
+def test_one_exchange_in_full(seeded_capture):
+    with store.reading(seeded_capture) as r:
+        detail = exchanges.exchange_detail(r, "a-0")
+        assert exchanges.exchange_detail(r, "nope") is None
+    assert detail is not None
+    assert detail.exchange.exchange_id == "a-0"
+    assert detail.request["messages"]  # every column, bodies and headers included
+    assert [(o.position, o.name) for o in detail.offered] == [(0, "get_weather"), (1, "search")]
+    assert detail.offered[0].parameters["required"] == ["city"]  # decoded
+    (call,) = detail.calls
+    assert (call.call_id, call.arguments) == ("c1", {"city": "Paris"})
+    (result,) = detail.results  # the result that answered this very call, not a-1's
+    assert (result.result, result.result_exchange_id) == ("18C", "a-1")
+    (mcp,) = detail.mcp
+    assert (mcp.mcp_exchange_id, mcp.tool_name, mcp.linked_call_id) == ("m-0", "get_weather", "c1")
+    assert mcp.arguments == {"city": "Paris"}
+
+
+def test_a_reused_call_id_finds_its_own_result(seeded_capture):
+    with store.reading(seeded_capture) as r:
+        results = exchanges.call_results(r, ["a-0", "a-1"])
+    assert [(x.exchange_id, x.result) for x in results] == [("a-0", "18C"), ("a-1", "sunny")]
+
+
+def test_the_cli_listings(seeded_capture):
+    with store.reading(seeded_capture) as r:
+        names, rows = exchanges.session_or_exchange(r, "s-b")
+        assert [row[names.index("exchange_id")] for row in rows] == ["b-0", "b-1"]
+        names, rows = exchanges.call_listing(r)
+        assert [row[names.index("name")] for row in rows] == [
+            "get_weather",
+            "get_weather",
+            "search",
+        ]
+        names, rows = exchanges.recent_sessions(r, 2)
+        assert [row[names.index("session_id")] for row in rows] == ["s-m", "s-r"]

@@ -1,0 +1,86 @@
+"""toolproxy.store.queries.grades: runs, latest grades, verdicts, the judge's cache and what
+the grader and the report read."""
+
+from __future__ import annotations
+
+from toolproxy import store
+from toolproxy.store.queries import grades
+
+
+def test_runs_oldest_first_counted_on_each_case_latest_grade(seeded_capture):
+    with store.reading(seeded_capture) as r:
+        runs = grades.runs(r)
+        names = grades.run_names(r)
+    assert names == ["g1", "g2"]
+    assert [(x.run, x.cases, x.passed) for x in runs] == [("g1", 2, 2), ("g2", 1, 0)]
+
+
+def test_grade_count_says_whether_a_run_name_is_free(seeded_capture):
+    with store.reading(seeded_capture) as r:
+        assert grades.grade_count(r, "g1") == 3  # every row, re-grades included
+        assert grades.grade_count(r, "new") == 0
+
+
+def test_latest_grades_join_the_exchange_numbers(seeded_capture):
+    with store.reading(seeded_capture) as r:
+        rows = grades.latest_grades(r, ["g1"])
+    by_case = {
+        dict(zip(grades.GRADE_COLUMNS, row.grade, strict=True))["case_id"]: row for row in rows
+    }
+    assert sorted(by_case) == ["case-a0", "case-b0"]
+    b0 = dict(zip(grades.GRADE_COLUMNS, by_case["case-b0"].grade, strict=True))
+    assert (b0["passed"], b0["label"]) == (True, None)  # the re-grade wins
+    a0 = by_case["case-a0"]
+    assert (a0.recorded, a0.input_tokens, a0.ttfb_ms, a0.offered) == (
+        True,
+        10,
+        100.0,
+        ["get_weather", "search"],
+    )
+
+
+def test_observation_rows_read_each_schema_once(seeded_capture):
+    with store.reading(seeded_capture) as r:
+        found = grades.observation_rows(r, ["a-0", "a-1", "nope"])
+    assert sorted(x.exchange_id for x in found.exchanges) == ["a-0", "a-1"]
+    assert [(c.exchange_id, c.arguments) for c in found.calls] == [
+        ("a-0", '{"city":"Paris"}'),
+        ("a-1", '{"city":"Rome"}'),
+    ]  # as stored: the grader decodes
+    assert [(x, p, n) for x, p, n, _ in found.offered] == [
+        ("a-0", 0, "get_weather"),
+        ("a-0", 1, "search"),
+        ("a-1", 0, "get_weather"),
+    ]
+    assert len(found.schemas) == 2
+
+
+def test_session_calls_and_transcripts(seeded_capture):
+    with store.reading(seeded_capture) as r:
+        calls = grades.session_calls(r, ["s-a"])
+        messages, transcript_calls = grades.transcripts(r, ["a-1"])
+    assert [(c.exchange_id, c.result) for c in calls] == [("a-0", "18C"), ("a-1", "sunny")]
+    ((xid, text, reply),) = messages
+    assert xid == "a-1" and "18C" in text and reply is None
+    assert transcript_calls == [("a-1", "c1", "get_weather", '{"city":"Rome"}', "sunny")]
+
+
+def test_verdicts_and_judge_cache_are_read_by_key(tmp_path):
+    from toolproxy.store.segments import SegmentWriter
+
+    capture = store.init_capture(tmp_path / "cap")
+    SegmentWriter(capture, "w").write(
+        {
+            "schema_checks": [
+                {"schema_hash": "h1", "checker": "js-1", "valid": False, "error": "bad"},
+                {"schema_hash": "h2", "checker": "js-2", "valid": True},
+            ],
+            "judge_cache": [
+                {"key": "k", "model": "m", "verdict": True, "reason": "ok", "judged_at": "1"},
+                {"key": "k2", "model": "other", "verdict": False, "judged_at": "2"},
+            ],
+        }
+    )
+    with store.reading(capture) as r:
+        assert grades.schema_verdicts(r, "js-1") == [("h1", False, "bad")]
+        assert grades.judge_cache(r, "m") == [("k", True, "ok")]

@@ -1,0 +1,138 @@
+"""toolproxy.store.reads: every table read back, the views, the summary, the export, the
+user's SQL."""
+
+from __future__ import annotations
+
+import io
+import json
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from tests.store.helpers import T0, count, exchange_rows, run_row
+from toolproxy import store
+from toolproxy.errors import UserError
+from toolproxy.store.segments import TABLES, SegmentWriter, list_segments
+
+
+@pytest.mark.parametrize("compacted", [False, True])
+def test_round_trip_of_every_table(cap: Path, compacted: bool) -> None:
+    writer = SegmentWriter(cap, "p1")
+    batch = exchange_rows(2) | {"proxy_runs": [run_row("p1", "start", T0)]}
+    writer.write(batch)
+    if compacted:
+        assert store.compact(cap).files == len(TABLES)
+        assert not list_segments(cap)["exchanges"]
+    for table, rows in batch.items():
+        names, got = store.query(cap, f"SELECT * FROM {table}")
+        assert names == list(TABLES[table])
+        for want, values in zip(rows, sorted(got, key=str), strict=True):
+            row = dict(zip(names, values, strict=True))
+            for col, kind in TABLES[table].items():
+                if kind == "JSON" and row[col] is not None:
+                    row[col] = json.loads(row[col])
+                elif kind == "TIMESTAMPTZ" and row[col] is not None:
+                    row[col] = row[col].astimezone(UTC).isoformat().replace("+00:00", "Z")
+                    want[col] = datetime.fromisoformat(want[col]).isoformat()
+                    want[col] = want[col].replace("+00:00", "Z")
+            assert row == want
+
+
+def test_derived_views(cap: Path) -> None:
+    writer = SegmentWriter(cap, "p1")
+    writer.write(exchange_rows(3, session="a"))
+    writer.write(exchange_rows(1, session="b", prefix="bx", error_kind="upstream"))
+    writer.write(
+        {"proxy_runs": [run_row("p1", "start", T0), run_row("p1", "stop", T0 + timedelta(1), 4)]}
+    )
+    names, rows = store.list_sessions(cap, limit=10)
+    sessions = {r[0]: dict(zip(names, r, strict=True)) for r in rows}
+    assert sessions["a"]["exchanges"] == 3
+    assert sessions["a"]["tool_calls"] == 3
+    assert sessions["a"]["models"] == ["gpt-a"]
+    assert sessions["a"]["errors"] == 0
+    assert sessions["b"]["errors"] == 1
+    assert sessions["a"]["last_seen"] == T0 + timedelta(seconds=2, milliseconds=500)
+    assert len(store.list_sessions(cap, limit=1)[1]) == 1
+    names, rows = store.query(cap, "SELECT model, wire_format, proxy_id FROM calls")
+    assert set(rows) == {("gpt-a", "openai_chat", "p1")}
+    names, rows = store.query(cap, "SELECT event, exchanges FROM proxy_runs_latest")
+    assert rows == [("stop", 4)]
+
+
+def test_query_errors_are_user_errors(cap: Path) -> None:
+    with pytest.raises(store.QueryError, match="nonsense") as info:
+        store.query(cap, "SELECT nonsense FROM exchanges")
+    assert isinstance(info.value, UserError)
+    with pytest.raises(store.QueryError):
+        store.query(cap, "DELETE FROM exchanges_compacted")  # readers are read-only
+
+
+def test_summary(cap: Path) -> None:
+    writer = SegmentWriter(cap, "p1")
+    writer.write(exchange_rows(2) | {"proxy_runs": [run_row("p1", "start", T0)]})
+    info = store.summary(cap)
+    assert info["capture"] == str(cap)
+    assert info["tables"] == dict.fromkeys(TABLES, 2) | {"proxy_runs": 1}
+    assert info["segments_pending"] == len(TABLES)
+    assert info["sessions"] == 1
+    assert info["first"] == T0
+    assert info["last"] == T0 + timedelta(seconds=1, milliseconds=500)
+    assert [p["proxy_id"] for p in info["proxies"]] == ["p1"]
+    store.compact(cap)
+    assert store.summary(cap)["segments_pending"] == 0
+    assert store.summary(cap)["tables"]["exchanges"] == 2
+
+
+def test_export_jsonl(cap: Path, tmp_path: Path) -> None:
+    SegmentWriter(cap, "p1").write(exchange_rows(3))
+    buf = io.StringIO()
+    assert store.export_jsonl(cap, "exchanges", buf) == 3
+    rows = [json.loads(line) for line in buf.getvalue().splitlines()]
+    assert [r["exchange_id"] for r in rows] == ["ex-0", "ex-1", "ex-2"]
+    assert rows[0]["request_params"] == {"temperature": 0.5, "n": [1, 2]}
+    assert datetime.fromisoformat(rows[0]["started_at"]) == T0
+    out = tmp_path / "calls.jsonl"
+    assert store.export_jsonl(cap, "tool_calls", out) == 3
+    assert json.loads(out.read_text().splitlines()[0])["arguments"] == {}
+    with pytest.raises(ValueError, match="unknown table"):
+        store.export_jsonl(cap, "sessions; DROP TABLE meta", buf)
+
+
+def test_corrupt_lines_are_skipped_and_the_file_kept(cap: Path) -> None:
+    writer = SegmentWriter(cap, "p1")
+    (path,) = writer.write({"exchanges": exchange_rows(2)["exchanges"]})
+    with open(path, "a") as f:
+        f.write('{"exchange_id": "half\n')
+        f.write("not json at all\n")
+    writer.write({"exchanges": exchange_rows(1, prefix="ok")["exchanges"]})
+    assert count(cap) == 3
+    assert count(cap, "sessions") == 1
+    stats = store.compact(cap)
+    assert stats.rejected == ["segments/p1/exchanges.0000000001.jsonl"]
+    assert stats.rows == {"exchanges": 3}
+    assert (cap / "rejected" / "p1" / path.name).exists()
+    assert not path.exists()
+    assert count(cap) == 3
+
+
+def test_rows_larger_than_duckdbs_default_limit_are_read(cap: Path) -> None:
+    body = "x" * (20 * 1024 * 1024)  # DuckDB's default maximum_object_size is 16 MiB
+    SegmentWriter(cap, "p1").write({"exchanges": [{"exchange_id": "big", "request_body": body}]})
+    assert store.query(cap, "SELECT length(request_body) FROM exchanges")[1] == [(len(body),)]
+    store.compact(cap)
+    assert store.query(cap, "SELECT length(request_body) FROM exchanges")[1] == [(len(body),)]
+
+
+def test_a_read_batch_answers_each_statement_on_one_connection(tmp_path):
+    capture = store.init_capture(tmp_path / "cap")
+    with store.reading(capture) as r:
+        (a_names, a_rows), (b_names, b_rows) = (
+            r.named("SELECT ? AS x", [1]),
+            r.named("SELECT count(*) AS n FROM exchanges"),
+        )
+    assert (a_names, a_rows, b_names, b_rows) == (["x"], [(1,)], ["n"], [(0,)])
+    with pytest.raises(store.QueryError, match="nope"), store.reading(capture) as r:
+        r.named("SELECT 1")
+        r.named("SELECT * FROM nope")
