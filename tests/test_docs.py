@@ -29,7 +29,7 @@ def test_quick_start_commands_are_near_the_top_and_real():
 
 
 def test_every_addon_option_is_documented():
-    source = (ROOT / "toolproxy" / "addon.py").read_text()
+    source = (ROOT / "toolproxy" / "capture" / "addon.py").read_text()
     for option in re.findall(r'"(toolproxy_[a-z_]+)"', source):
         assert f"`{option}`" in README, option
 

@@ -22,9 +22,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
+
+if TYPE_CHECKING:
+    from toolproxy.store.reader import Reader
 
 from toolproxy.grade.model import Case, Observation
 from toolproxy.records import ToolCall
@@ -137,13 +140,21 @@ def load_observations(
     `schema_hash`, and shared by every observation that offered it, so the checker compiles
     it once too."""
     from toolproxy import store
-    from toolproxy.store.queries.grades import observation_rows
 
     ids = sorted(set(exchange_ids))
     if not ids:
         return {}
     with store.reading(capture) as r:
-        exchanges, calls, offered, schemas = observation_rows(r, ids)
+        return read_observations(r, ids)
+
+
+def read_observations(r: Reader, ids: list[str]) -> dict[str, Observation | Ungradable]:
+    """`load_observations` inside a read batch the caller holds."""
+    from toolproxy.store.queries.grades import observation_rows
+
+    if not ids:
+        return {}
+    exchanges, calls, offered, schemas = observation_rows(r, ids)
     calls_of: dict[str, list[ToolCall]] = {}
     for c in calls:
         calls_of.setdefault(c.exchange_id, []).append(

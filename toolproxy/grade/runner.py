@@ -26,7 +26,7 @@ from toolproxy.grade.checker import make_grader
 from toolproxy.grade.judge import Judge, JudgeError, make_judge
 from toolproxy.grade.labels import PRECEDENCE
 from toolproxy.grade.model import Case, CaseGrade, GradeRow, Observation
-from toolproxy.grade.observe import Ungradable, load_observations, observe_case
+from toolproxy.grade.observe import Ungradable, observe_case, read_observations
 from toolproxy.records import SchemaVerdict
 from toolproxy.schema.validator import CHECKER, new_verdicts, remember_verdicts
 from toolproxy.store.queries import grades as grade_reads
@@ -130,10 +130,14 @@ def check_run_free(capture: Path | str, run: str) -> None:
     with store.reading(capture) as r:
         count = grade_reads.grade_count(r, run)
     if count:
-        raise UserError(
-            f"run {run!r} already has {count} grades in {capture}; "
-            "grade into a new --run name (runs are never overwritten)"
-        )
+        raise UserError(_run_taken(run, count, capture))
+
+
+def _run_taken(run: str, count: int, capture: Path | str) -> str:
+    return (
+        f"run {run!r} already has {count} grades in {capture}; "
+        "grade into a new --run name (runs are never overwritten)"
+    )
 
 
 def build_judge(
@@ -151,13 +155,17 @@ def grade_run(
     capture: Path | str, cases: Sequence[Case], run: str, judge: Judge | None
 ) -> list[GradeRow]:
     """Grade `cases` against `capture` and store them as run `run`; returns the rows."""
-    check_run_free(capture, run)
-    ids = [c.exchange_id for c in cases if c.exchange_id]
-    observations = load_observations(capture, ids)
-    known = load_verdicts(capture)
+    ids = sorted({c.exchange_id for c in cases if c.exchange_id})
+    with store.reading(capture) as r:  # one read batch: the run's name, then its inputs
+        taken = grade_reads.grade_count(r, run)
+        if taken:
+            raise UserError(_run_taken(run, taken, capture))
+        observations = read_observations(r, ids)
+        known = verdicts_of(grade_reads.schema_verdicts(r, CHECKER))
+        server_tools = mcp_reads.server_tools(r)
     remember_verdicts(known)
     graded_at = datetime.now(UTC).isoformat()
-    grading = Grading(run, graded_at, judge, load_server_tools(capture))
+    grading = Grading(run, graded_at, judge, server_tools)
     writer = SegmentWriter(capture, f"grade-{_stamp()}-{secrets.token_hex(3)}")
     rows, lines = [], []
     for case in cases:
@@ -182,7 +190,11 @@ def load_verdicts(capture: Path | str) -> dict[str, str | None]:
     """The metaschema verdicts the capture holds for this jsonschema version
     (schema_hash -> None when valid, else why the schema is unusable)."""
     with store.reading(capture) as r:
-        rows = grade_reads.schema_verdicts(r, CHECKER)
+        return verdicts_of(grade_reads.schema_verdicts(r, CHECKER))
+
+
+def verdicts_of(rows: Sequence[tuple[str, bool | None, str | None]]) -> dict[str, str | None]:
+    """schema_hash -> None when valid, else why the schema is unusable."""
     return {key: None if valid else (error or "invalid schema") for key, valid, error in rows}
 
 
