@@ -15,6 +15,9 @@ Run: .venv/bin/python bench/bench_catalog.py [--exchanges 1000000] [--live-files
    now (write Parquet, then cache it).
 3. A live capture: `status` over N pending segment files vs the same rows after one
    background compaction round (pending Parquet), side by side.
+4. The read API on the big capture: a page of 50 sessions or exchanges, first and deep
+   (keyset cursor vs OFFSET), a filtered page and count; and four reads in one batch
+   (`store.reading`) vs one connection per query (`store.query`), side by side.
 """
 
 from __future__ import annotations
@@ -220,6 +223,84 @@ def live(tmp: Path, files: int) -> None:
     line("status", pending, compacted, "segments", "after a background round")
 
 
+def read_api(cap: Path, repeat: int = 9) -> None:
+    from toolproxy.store import ExchangeFilter
+    from toolproxy.store.paging import encode_cursor
+    from toolproxy.store.queries import exchanges, grades
+
+    with store.reading(cap) as r:
+        deep_x = r.rows(
+            "SELECT started_at, exchange_id FROM exchanges WHERE exchange_id = 'ex-500000'"
+        )[0]
+        sessions = exchanges.count_sessions(r)
+        deep_s = r.rows(
+            "SELECT last_seen, session_id FROM sessions ORDER BY last_seen DESC, session_id DESC "
+            f"LIMIT 1 OFFSET {sessions // 2}"
+        )[0]
+        arms: dict[str, Any] = {
+            "sessions view, newest 50": lambda: r.rows(QUERIES["sessions, newest 50"]),
+            "sessions page 1 (50)": lambda: exchanges.sessions(r, limit=50),
+            "sessions page at the middle": lambda: exchanges.sessions(
+                r, limit=50, cursor=encode_cursor(deep_s)
+            ),
+            "exchanges page 1 (50)": lambda: exchanges.exchanges(r, limit=50),
+            "exchanges page at 500,000 (keyset)": lambda: exchanges.exchanges(
+                r, limit=50, cursor=encode_cursor(deep_x)
+            ),
+            "exchanges at 500,000 by OFFSET": lambda: r.rows(
+                "SELECT * FROM exchanges ORDER BY started_at, exchange_id LIMIT 50 OFFSET 500000"
+            ),
+            "filtered page (tool_3, failed)": lambda: exchanges.exchanges(
+                r, ExchangeFilter(tools=["tool_3"], status="failed"), limit=50
+            ),
+            "filtered count (tool_3, failed)": lambda: exchanges.count_exchanges(
+                r, ExchangeFilter(tools=["tool_3"], status="failed")
+            ),
+        }
+        samples: dict[str, list[float]] = {k: [] for k in arms}
+        for _ in range(repeat):
+            for label, fn in arms.items():
+                t0 = time.perf_counter()
+                fn()
+                samples[label].append(time.perf_counter() - t0)
+    print(
+        f"\n4. the read API on {sessions:,} sessions (open batch, median of {repeat}, interleaved)"
+    )
+    for label, times in samples.items():
+        print(f"{label:<36} {statistics.median(times) * 1e3:9.1f} ms")
+
+    four = [
+        "SELECT count(*) FROM grades WHERE run = 'x'",
+        "SELECT DISTINCT schema_hash, valid, error FROM schema_checks WHERE checker = 'c'",
+        "SELECT DISTINCT server, name, input_schema FROM mcp_tools_latest",
+        "SELECT * FROM exchanges WHERE exchange_id = 'ex-777'",
+    ]
+
+    def per_query() -> None:
+        for sql in four:
+            store.query(cap, sql)
+
+    def one_batch() -> None:
+        with store.reading(cap) as r:
+            grades.grade_count(r, "x")
+            grades.schema_verdicts(r, "c")
+            r.rows(four[2])
+            r.rows(four[3])
+
+    a = statistics.median(timed_runs(per_query, repeat))
+    b = statistics.median(timed_runs(one_batch, repeat))
+    line("4 reads (a grade run's)", a, b, "a connection each", "one batch")
+
+
+def timed_runs(fn: Any, repeat: int) -> list[float]:
+    out = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        out.append(time.perf_counter() - t0)
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--exchanges", type=int, default=1_000_000)
@@ -232,6 +313,7 @@ def main() -> None:
         generate(cap, args.exchanges)
         print(f"generated {args.exchanges} exchanges in {time.perf_counter() - t0:.1f} s")
         reads(cap)
+        read_api(cap)
         compaction_cost(Path(tmp), args.compact_files)
         live(Path(tmp), args.live_files)
 
