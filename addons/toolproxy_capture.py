@@ -3,6 +3,6 @@
 All the work is in the `toolproxy` package (install it into mitmproxy's Python first).
 """
 
-from toolproxy.capture.addon import ToolproxyCapture
+from toolproxy.capture.addon import ToolproxyAddon
 
-addons = [ToolproxyCapture()]
+addons = [ToolproxyAddon()]

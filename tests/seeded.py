@@ -4,9 +4,12 @@ read through a real DuckDB catalog."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
+
+from pydantic import BaseModel
 
 from tests.builders import chat_exchange
 from toolproxy import store
@@ -32,17 +35,46 @@ def at(seconds: float) -> datetime:
     return T0 + timedelta(seconds=seconds)
 
 
-def _turn(
-    rows: dict[str, list[dict[str, Any]]],
-    ex: Exchange,
-    calls: list[ToolCall] = (),  # type: ignore[assignment]
-    offered: list[ToolOffered] = (),  # type: ignore[assignment]
-    results: list[ToolResult] = (),  # type: ignore[assignment]
-) -> None:
-    rows.setdefault("exchanges", []).append(ex.model_dump(mode="json"))
-    rows.setdefault("tool_calls", []).extend(child_rows(ex, list(calls)))
-    rows.setdefault("tools_offered", []).extend(child_rows(ex, list(offered)))
-    rows.setdefault("tool_results", []).extend(child_rows(ex, list(results)))
+class CaptureRows:
+    """Rows for a capture, built the way the recorder builds them: an exchange and its
+    children (tools offered, calls, results, MCP messages) through `child_rows`. Every test
+    that seeds a capture by hand uses this, then `write`s once."""
+
+    def __init__(self) -> None:
+        self.rows: dict[str, list[dict[str, Any]]] = {}
+
+    def turn(
+        self,
+        ex: Exchange,
+        calls: Sequence[ToolCall] = (),
+        offered: Sequence[ToolOffered] = (),
+        results: Sequence[ToolResult] = (),
+        mcp: Sequence[McpMessage] = (),
+    ) -> Exchange:
+        self.add("exchanges", [ex.model_dump(mode="json")])
+        for table, children in (
+            ("tool_calls", calls),
+            ("tools_offered", offered),
+            ("tool_results", results),
+            ("mcp_messages", mcp),
+        ):
+            if children:
+                self.add(table, child_rows(ex, list(children)))
+        return ex
+
+    def add(self, table: str, rows: Sequence[dict[str, Any]]) -> CaptureRows:
+        self.rows.setdefault(table, []).extend(rows)
+        return self
+
+    def models(self, table: str, models: Sequence[BaseModel]) -> CaptureRows:
+        """Rows of a table whose row model is a pydantic model (pulls, grades, cells...)."""
+        return self.add(table, [m.model_dump(mode="json") for m in models])
+
+    def write(self, capture: Path, proxy_id: str = "seed") -> Path:
+        """Write every row in one flush (creating the capture if needed)."""
+        store.init_capture(capture)
+        SegmentWriter(capture, proxy_id).write(self.rows)
+        return capture
 
 
 def weather_tool(position: int = 0) -> ToolOffered:
@@ -75,13 +107,11 @@ def seed_capture(path: Path) -> Path:
     - replay run `rp` (candidate `cand`: item `s-a` completed, item `s-b` failed) with one
       diff per call of `a-0`.
     """
-    capture = store.init_capture(path)
-    rows: dict[str, list[dict[str, Any]]] = {}
+    seed = CaptureRows()
     usage = {"input_tokens": 10, "output_tokens": 5, "ttfb_ms": 100.0, "decode_tps": 50.0}
     a_common = {"model_requested": "gpt-a", "model_returned": "gpt-a-2026", **usage}
     ask = [{"role": "user", "content": "weather in Paris?"}]
-    _turn(
-        rows,
+    seed.turn(
         chat_exchange("a-0", "s-a", at(0), messages=ask, finish_reason="tool_calls", **a_common),
         calls=[
             ToolCall(
@@ -94,8 +124,7 @@ def seed_capture(path: Path) -> Path:
         ],
         offered=[weather_tool(), search_tool(1)],
     )
-    _turn(
-        rows,
+    seed.turn(
         chat_exchange(
             "a-1", "s-a", at(1), messages=[*ask, {"role": "tool", "content": "18C"}], **a_common
         ),
@@ -120,8 +149,7 @@ def seed_capture(path: Path) -> Path:
             )
         ],
     )
-    _turn(
-        rows,
+    seed.turn(
         chat_exchange("a-2", "s-a", at(2), assistant_text="It is sunny in Rome", **a_common),
         offered=[weather_tool()],
         results=[
@@ -140,8 +168,7 @@ def seed_capture(path: Path) -> Path:
         "path": "/v1/messages",
         "model_requested": "claude-x",
     }
-    _turn(
-        rows,
+    seed.turn(
         chat_exchange("b-0", "s-b", at(3), **anthropic, status_code=200),
         calls=[
             ToolCall(
@@ -154,12 +181,10 @@ def seed_capture(path: Path) -> Path:
         ],
         offered=[search_tool()],
     )
-    _turn(
-        rows,
+    seed.turn(
         chat_exchange("b-1", "s-b", at(4), **anthropic, status_code=500, error_kind="upstream"),
     )
-    _turn(
-        rows,
+    seed.turn(
         chat_exchange(
             "c-0",
             "s-c",
@@ -172,11 +197,7 @@ def seed_capture(path: Path) -> Path:
         ),
         offered=[weather_tool()],
     )
-    _turn(
-        rows, chat_exchange("r-0", "s-r", at(6), proxy_id="replay:run1", model_requested="cand-m")
-    )
-    mcp = chat_exchange("m-0", "s-m", at(7), wire_format="mcp", path="/mcp", parse_status="ok")
-    rows["exchanges"].append(mcp.model_dump(mode="json"))
+    seed.turn(chat_exchange("r-0", "s-r", at(6), proxy_id="replay:run1", model_requested="cand-m"))
     call = McpMessage(
         position=0,
         direction="client",
@@ -189,22 +210,28 @@ def seed_capture(path: Path) -> Path:
         linked_exchange_id="a-0",
         linked_call_id="c1",
     )
-    rows["mcp_messages"] = child_rows(mcp, [call])
-    rows["mcp_tools"] = [
-        McpTool(
-            pull_id="pull-1",
-            pulled_at=at(-60),
-            server="weather",
-            transport="stdio",
-            name="get_weather",
-            description="Weather for a city",
-            input_schema=WEATHER,
-            annotations={"readOnlyHint": True},
-            schema_hash=schema_hash(WEATHER),
-            definition_hash="def-1",
-        ).model_dump(mode="json")
-    ]
-    SegmentWriter(capture, "seed").write(rows)
+    seed.turn(
+        chat_exchange("m-0", "s-m", at(7), wire_format="mcp", path="/mcp", parse_status="ok"),
+        mcp=[call],
+    )
+    seed.models(
+        "mcp_tools",
+        [
+            McpTool(
+                pull_id="pull-1",
+                pulled_at=at(-60),
+                server="weather",
+                transport="stdio",
+                name="get_weather",
+                description="Weather for a city",
+                input_schema=WEATHER,
+                annotations={"readOnlyHint": True},
+                schema_hash=schema_hash(WEATHER),
+                definition_hash="def-1",
+            )
+        ],
+    )
+    capture = seed.write(path)
     grades = [
         _grade("g1", "case-a0", "a-0", "s-a", True, None, at(10)),
         _grade("g1", "case-b0", "b-0", "s-b", False, "wrong_tool", at(11)),

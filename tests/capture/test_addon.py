@@ -7,7 +7,7 @@ from mitmproxy import exceptions
 from mitmproxy.test import taddons, tflow, tutils
 
 from toolproxy import store
-from toolproxy.capture.addon import ToolproxyCapture
+from toolproxy.capture.addon import ToolproxyAddon
 
 KEY = "sk-addon-secret-0123456789"
 
@@ -104,7 +104,7 @@ def capture(tmp_path):
 
 
 def run_addon(capture, plays, worker=False, **options):
-    addon = ToolproxyCapture()
+    addon = ToolproxyAddon()
     with taddons.context(addon) as tctx:
         tctx.configure(
             addon,
@@ -163,7 +163,7 @@ def test_secret_never_reaches_any_file(capture):
 
 
 def test_bad_options_raise_options_error(capture):
-    addon = ToolproxyCapture()
+    addon = ToolproxyAddon()
     with taddons.context(addon) as tctx:
         tctx.configure(addon, toolproxy_capture=str(capture))
         for bad in (
@@ -184,14 +184,14 @@ def test_bad_options_raise_options_error(capture):
 def test_capture_path_that_is_a_file_is_rejected(tmp_path):
     target = tmp_path / "file"
     target.write_text("x")
-    addon = ToolproxyCapture()
+    addon = ToolproxyAddon()
     with taddons.context(addon) as tctx:
         with pytest.raises(exceptions.OptionsError, match="not a directory"):
             tctx.configure(addon, toolproxy_capture=str(target))
 
 
 def test_hook_failure_is_counted_and_the_flow_is_untouched(capture):
-    addon = ToolproxyCapture()
+    addon = ToolproxyAddon()
     with taddons.context(addon) as tctx:
         tctx.configure(
             addon,
@@ -212,7 +212,7 @@ def test_hook_failure_is_counted_and_the_flow_is_untouched(capture):
 
 def test_response_submitted_once_even_if_error_follows(capture):
     body, resp = json.dumps(CHAT_REQUEST).encode(), json.dumps(CHAT_RESPONSE).encode()
-    addon = ToolproxyCapture()
+    addon = ToolproxyAddon()
     with taddons.context(addon) as tctx:
         tctx.configure(
             addon,
@@ -230,7 +230,7 @@ def test_response_submitted_once_even_if_error_follows(capture):
 
 
 def test_listens_on_loopback_unless_told_otherwise(capture):
-    addon = ToolproxyCapture()
+    addon = ToolproxyAddon()
     with taddons.context(addon) as tctx:
         tctx.options.update(listen_host="")
         tctx.configure(addon, toolproxy_capture=str(capture), listen_host="")
@@ -242,7 +242,7 @@ def test_listens_on_loopback_unless_told_otherwise(capture):
 
 def test_flows_open_when_the_proxy_stops_are_recorded_as_far_as_they_got(capture):
     body, resp = json.dumps(CHAT_REQUEST).encode(), json.dumps(CHAT_RESPONSE).encode()
-    addon = ToolproxyCapture()
+    addon = ToolproxyAddon()
     with taddons.context(addon) as tctx:
         tctx.configure(addon, toolproxy_capture=str(capture), toolproxy_worker=False)
         # Answered in full, but mitmproxy stopped before the response hook ran.

@@ -9,13 +9,13 @@ from pathlib import Path
 import pytest
 
 from tests.builders import chat_exchange
+from tests.seeded import CaptureRows
 from toolproxy import store
 from toolproxy.cli.main import main
 from toolproxy.records import ToolCall
 from toolproxy.replay.config import ConfigError
 from toolproxy.scripted import Reply, Script, ScriptedUpstream
 from toolproxy.scripted.script import ScriptedCall
-from toolproxy.store.segments import SegmentWriter, child_rows
 from toolproxy.wire.openai_chat import parse_request
 
 TOOLS = [
@@ -71,12 +71,7 @@ def record(capture: Path, session: str, city: str) -> None:
             "18 C",
         ),
     ]
-    rows: dict[str, list] = {
-        "exchanges": [],
-        "tools_offered": [],
-        "tool_calls": [],
-        "tool_results": [],
-    }
+    rows = CaptureRows()
     for i, (messages, calls, text) in enumerate(turns):
         eid = f"{session}-x{i}"
         request = parse_request({"model": "prod", "messages": messages, "tools": TOOLS})
@@ -96,11 +91,8 @@ def record(capture: Path, session: str, city: str) -> None:
             assistant_text=text,
             finish_reason="tool_calls" if calls else "stop",
         )
-        rows["exchanges"].append(ex.model_dump(mode="json"))
-        rows["tools_offered"] += child_rows(ex, request.tools)
-        rows["tool_calls"] += child_rows(ex, calls)
-        rows["tool_results"] += child_rows(ex, request.tool_results)
-    SegmentWriter(capture, f"rec-{session}").write(rows)
+        rows.turn(ex, calls=calls, offered=request.tools, results=request.tool_results)
+    rows.write(capture, f"rec-{session}")
 
 
 def weather(city: str = "Paris", **args: object) -> Reply:

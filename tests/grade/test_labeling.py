@@ -13,7 +13,7 @@ import pytest
 
 from tests import paths
 from tests.builders import HOSTED, chat_exchange
-from toolproxy import store
+from tests.seeded import CaptureRows
 from toolproxy.cli.main import main
 from toolproxy.errors import UserError
 from toolproxy.grade.expectations import ExpectationError, load_cases
@@ -26,7 +26,7 @@ from toolproxy.grade.labeling import (
 )
 from toolproxy.grade.model import Case, ExpectedCall, Matcher
 from toolproxy.records import ToolCall, ToolOffered
-from toolproxy.store.segments import SegmentWriter, child_rows
+from toolproxy.store.segments import SegmentWriter
 
 T0 = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
 FIXTURES = paths.FIXTURES / "expectations"
@@ -56,11 +56,7 @@ def turn(
         messages=[{"role": "user", "content": f"question {n}"}],
         assistant_text=None if calls else "an answer in text",
     )
-    rows: dict[str, list[dict[str, Any]]] = {
-        "exchanges": [ex.model_dump(mode="json")],
-        "tool_calls": [],
-        "tools_offered": [],
-    }
+    made = []
     for i, (name, raw) in enumerate(calls):
         try:
             parsed, error = json.loads(raw), None
@@ -74,25 +70,25 @@ def turn(
             arguments=parsed,
             parse_error=error,
         )
-        rows["tool_calls"] += child_rows(ex, [call])
-    rows["tools_offered"] = child_rows(
+        made.append(call)
+    rows = CaptureRows()
+    rows.turn(
         ex,
-        [
+        calls=made,
+        offered=[
             ToolOffered(position=i, name=name, parameters=WEATHER, schema_hash="h")
             for i, name in enumerate(offered)
         ],
     )
-    return rows
+    return rows.rows
 
 
 def record(capture: Path, *turns: dict[str, list[dict[str, Any]]]) -> Path:
-    store.init_capture(capture)
-    merged: dict[str, list[dict[str, Any]]] = {}
+    merged = CaptureRows()
     for rows in turns:
         for table, items in rows.items():
-            merged.setdefault(table, []).extend(items)
-    SegmentWriter(capture, "p1", sync=False).write(merged)
-    return capture
+            merged.add(table, items)
+    return merged.write(capture, "p1")
 
 
 @pytest.fixture

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from tests.builders import chat_exchange
+from tests.seeded import CaptureRows
 from toolproxy import store
 from toolproxy.grade.model import Case, Observation
 from toolproxy.grade.observe import (
@@ -18,7 +19,6 @@ from toolproxy.grade.observe import (
     observe_case,
 )
 from toolproxy.records import ToolCall, ToolOffered, schema_hash
-from toolproxy.store.segments import SegmentWriter, child_rows
 
 T0 = datetime(2025, 3, 1, 12, 0, tzinfo=UTC)
 WEATHER = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
@@ -47,13 +47,9 @@ def seed_exchange(
         ToolOffered(position=i, name=n, parameters=p, schema_hash=schema_hash(p))
         for i, (n, p) in enumerate(offered)
     ]
-    SegmentWriter(capture, "seed", sync=False).write(
-        {
-            "exchanges": [ex.model_dump(mode="json")],
-            "tool_calls": child_rows(ex, calls),
-            "tools_offered": child_rows(ex, tools),
-        }
-    )
+    rows = CaptureRows()
+    rows.turn(ex, calls=calls, offered=tools)
+    rows.write(capture)
 
 
 @pytest.fixture

@@ -12,25 +12,24 @@ from typing import Any
 import pytest
 
 from tests.builders import HOSTED, chat_exchange
+from tests.seeded import CaptureRows
 from toolproxy import store
 from toolproxy.cli.main import main
 from toolproxy.grade.labels import PRECEDENCE
 from toolproxy.grade.model import ArgGrade, CallGrade, GradeRow
 from toolproxy.grade.report import RUN_ROWS, VENDOR_ROWS, load_cases
 from toolproxy.records import ToolCall, ToolOffered, ToolResult
-from toolproxy.store.segments import SegmentWriter, child_rows
+from toolproxy.store.segments import SegmentWriter
 
 T0 = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
 TOOLS = ["get_weather", "get_time"]
 
 
-class Rows:
-    """Capture rows built the way the recorder writes them."""
+class Rows(CaptureRows):
+    """Capture rows built the way the recorder writes them, plus grades."""
 
     def __init__(self) -> None:
-        self.rows: dict[str, list[dict[str, Any]]] = {
-            t: [] for t in ("exchanges", "tools_offered", "tool_calls", "tool_results", "grades")
-        }
+        super().__init__()
         self.n = 0
 
     def exchange(
@@ -63,24 +62,17 @@ class Rows:
             output_tokens=tokens[1],
             decode_tps=tps,
         )
-        self.rows["exchanges"].append(ex.model_dump(mode="json"))
-        self.rows["tools_offered"] += child_rows(
+        self.turn(
             ex,
-            [
+            offered=[
                 ToolOffered(position=i, name=name, parameters={"type": "object"}, schema_hash="h")
                 for i, name in enumerate(TOOLS)
             ],
-        )
-        self.rows["tool_calls"] += child_rows(
-            ex,
-            [
+            calls=[
                 ToolCall(index=i, call_id=f"{xid}-c{i}", name=name, arguments_raw=raw)
                 for i, (name, raw) in enumerate(calls)
             ],
-        )
-        self.rows["tool_results"] += child_rows(
-            ex,
-            [
+            results=[
                 ToolResult(message_index=i + 1, call_id=cid, content=content)
                 for i, (cid, content) in enumerate(results)
             ],
@@ -101,7 +93,7 @@ class Rows:
             called_tools=got,
             **kw,
         )
-        self.rows["grades"].append(row.model_dump(mode="json"))
+        self.models("grades", [row])
 
 
 def seed(cap: Path) -> None:

@@ -8,7 +8,7 @@ import re
 from datetime import UTC, datetime, timedelta
 
 from tests.builders import chat_exchange
-from toolproxy import store
+from tests.seeded import CaptureRows
 from toolproxy.cli.main import main
 from toolproxy.mcp.budget import (
     BudgetRequest,
@@ -21,7 +21,6 @@ from toolproxy.mcp.budget import (
     wire_tool,
 )
 from toolproxy.records import ToolOffered, canonical_json, schema_hash
-from toolproxy.store.segments import SegmentWriter, child_rows
 
 T0 = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
 SCHEMA = {"type": "object", "properties": {"city": {"type": "string"}}}
@@ -204,8 +203,7 @@ def test_render_says_which_method():
 
 def test_budget_command_over_a_capture(tmp_path, capsys):
     capture = tmp_path / "cap"
-    store.init_capture(capture)
-    batch: dict[str, list[dict]] = {"exchanges": [], "tools_offered": []}
+    rows = CaptureRows()
     messages = [{"role": "user", "content": "hi"}]
     plan = [("s1", [], 100), ("s1", [A, B], 175), ("s2", [A], 300), ("s1", [A], 120)]
     for n, (session, tools, tokens) in enumerate(plan):
@@ -218,11 +216,9 @@ def test_budget_command_over_a_capture(tmp_path, capsys):
             request_params={"temperature": n},
             input_tokens=tokens,
         )
-        batch["exchanges"].append(ex.model_dump(mode="json"))
-        batch["tools_offered"] += child_rows(
-            ex, [t.model_copy(update={"position": position}) for position, t in enumerate(tools)]
-        )
-    SegmentWriter(capture, "seed").write(batch)
+        offered = [t.model_copy(update={"position": p}) for p, t in enumerate(tools)]
+        rows.turn(ex, offered=offered)
+    rows.write(capture)
 
     assert main(["mcp", "budget", "-c", str(capture), "--json", "--top", "2"]) == 0
     data = json.loads(capsys.readouterr().out)

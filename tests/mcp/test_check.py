@@ -6,12 +6,11 @@ import json
 from datetime import UTC, datetime, timedelta
 
 from tests.builders import chat_exchange
-from toolproxy import store
+from tests.seeded import CaptureRows
 from toolproxy.cli.main import main
 from toolproxy.mcp.check import CallCheck, summarize
 from toolproxy.records import McpTool, ToolCall, ToolOffered, schema_hash
 from toolproxy.schema.validator import SchemaCheck, check_call
-from toolproxy.store.segments import SegmentWriter, child_rows
 
 REAL = {
     "type": "object",
@@ -44,27 +43,21 @@ T0 = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
 
 def seed(capture, sessions: dict[str, list[tuple[str, str]]]) -> None:
     """One exchange per session offering SENT as get_weather and local_tool, with calls."""
-    store.init_capture(capture)
-    batch: dict[str, list[dict]] = {"exchanges": [], "tools_offered": [], "tool_calls": []}
+    rows = CaptureRows()
     for n, (session, calls) in enumerate(sessions.items()):
         ex = chat_exchange(
             f"ex{n}", session, T0 + timedelta(seconds=n), model_requested=f"model-{n}"
         )
-        batch["exchanges"].append(ex.model_dump(mode="json"))
         tools = [
             ToolOffered(
                 position=position, name=name, parameters=SENT, schema_hash=schema_hash(SENT)
             )
             for position, name in enumerate(["get_weather", "local_tool"])
         ]
-        batch["tools_offered"] += child_rows(ex, tools)
-        batch["tool_calls"] += child_rows(
-            ex,
-            [
-                ToolCall(index=i, name=name, arguments_raw=raw)
-                for i, (name, raw) in enumerate(calls)
-            ],
-        )
+        made = [
+            ToolCall(index=i, name=name, arguments_raw=raw) for i, (name, raw) in enumerate(calls)
+        ]
+        rows.turn(ex, calls=made, offered=tools)
     real = McpTool(
         pull_id="p1",
         pulled_at=T0,
@@ -75,8 +68,7 @@ def seed(capture, sessions: dict[str, list[tuple[str, str]]]) -> None:
         schema_hash=schema_hash(REAL),
         definition_hash="d",
     )
-    batch["mcp_tools"] = [real.model_dump(mode="json")]
-    SegmentWriter(capture, "seed").write(batch)
+    rows.models("mcp_tools", [real]).write(capture)
 
 
 def test_check_command_text_and_filters(tmp_path, capsys):

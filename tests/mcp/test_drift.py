@@ -7,7 +7,7 @@ import re
 from datetime import UTC, datetime, timedelta
 
 from tests.builders import chat_exchange
-from toolproxy import store
+from tests.seeded import CaptureRows
 from toolproxy.cli.main import main
 from toolproxy.mcp.drift import (
     CalledName,
@@ -17,7 +17,6 @@ from toolproxy.mcp.drift import (
     render_drift,
 )
 from toolproxy.records import McpTool, ToolCall, ToolOffered, schema_hash
-from toolproxy.store.segments import SegmentWriter, child_rows
 
 T0 = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
 STATUS = {"type": "object", "properties": {"repo_path": {"type": "string"}}}
@@ -148,11 +147,9 @@ def test_render_shows_every_section():
 
 
 def seed(capture, offered: list[tuple[str, dict, str]], calls: list[str], pulls: list) -> None:
-    store.init_capture(capture)
-    batch: dict[str, list[dict]] = {"exchanges": [], "tools_offered": [], "tool_calls": []}
+    rows = CaptureRows()
     for n in range(2):
         ex = chat_exchange(f"ex{n}", "s", T0 + timedelta(seconds=n))
-        batch["exchanges"].append(ex.model_dump(mode="json"))
         tools = [
             ToolOffered(
                 position=position,
@@ -164,15 +161,12 @@ def seed(capture, offered: list[tuple[str, dict, str]], calls: list[str], pulls:
             for position, (name, schema, desc) in enumerate(offered)
         ]
         tools.append(ToolOffered(position=9, name="web_search", kind="web_search", schema_hash="x"))
-        batch["tools_offered"] += child_rows(ex, tools)
-        batch["tool_calls"] += child_rows(
-            ex,
-            [
-                ToolCall(index=index, name=name, arguments_raw="{}")
-                for index, name in enumerate(calls if n == 0 else [])
-            ],
-        )
-    batch["mcp_tools"] = [
+        made = [
+            ToolCall(index=index, name=name, arguments_raw="{}")
+            for index, name in enumerate(calls if n == 0 else [])
+        ]
+        rows.turn(ex, calls=made, offered=tools)
+    pulled = [
         McpTool(
             pull_id=f"pull{i}",
             pulled_at=at,
@@ -183,10 +177,10 @@ def seed(capture, offered: list[tuple[str, dict, str]], calls: list[str], pulls:
             input_schema=schema,
             schema_hash=schema_hash(schema),
             definition_hash="d",
-        ).model_dump(mode="json")
+        )
         for i, (at, server, name, desc, schema) in enumerate(pulls)
     ]
-    SegmentWriter(capture, "seed").write(batch)
+    rows.models("mcp_tools", pulled).write(capture)
 
 
 def test_drift_command_reads_the_latest_pull(tmp_path, capsys):

@@ -48,7 +48,7 @@ class _FlowState:
         self.submitted = False
 
 
-class ToolproxyCapture:
+class ToolproxyAddon:
     """Records every HTTP flow into a toolproxy capture without altering it."""
 
     def __init__(self) -> None:

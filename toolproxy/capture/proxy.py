@@ -23,7 +23,7 @@ from toolproxy.errors import UserError
 
 ADDON_SCRIPT = Path(__file__).resolve().parents[2] / "addons" / "toolproxy_capture.py"
 SCRIPT_TEXT = (
-    "from toolproxy.capture.addon import ToolproxyCapture\n\naddons = [ToolproxyCapture()]\n"
+    "from toolproxy.capture.addon import ToolproxyAddon\n\naddons = [ToolproxyAddon()]\n"
 )
 
 
