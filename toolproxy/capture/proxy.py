@@ -22,9 +22,7 @@ from toolproxy.capture import lifeline
 from toolproxy.errors import UserError
 
 ADDON_SCRIPT = Path(__file__).resolve().parents[2] / "addons" / "toolproxy_capture.py"
-SCRIPT_TEXT = (
-    "from toolproxy.capture.addon import ToolproxyAddon\n\naddons = [ToolproxyAddon()]\n"
-)
+SCRIPT_TEXT = "from toolproxy.capture.addon import ToolproxyAddon\n\naddons = [ToolproxyAddon()]\n"
 
 
 def addon_script() -> Path:
