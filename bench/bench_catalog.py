@@ -223,14 +223,14 @@ def live(tmp: Path, files: int) -> None:
     line("status", pending, compacted, "segments", "after a background round")
 
 
-def read_api(cap: Path, repeat: int = 9) -> None:
+def read_api(cap: Path, n: int, repeat: int = 9) -> None:
     from toolproxy.store import ExchangeFilter
     from toolproxy.store.paging import encode_cursor
     from toolproxy.store.queries import exchanges, grades
 
     with store.reading(cap) as r:
         deep_x = r.rows(
-            "SELECT started_at, exchange_id FROM exchanges WHERE exchange_id = 'ex-500000'"
+            f"SELECT started_at, exchange_id FROM exchanges WHERE exchange_id = 'ex-{n // 2}'"
         )[0]
         sessions = exchanges.count_sessions(r)
         deep_s = r.rows(
@@ -244,11 +244,11 @@ def read_api(cap: Path, repeat: int = 9) -> None:
                 r, limit=50, cursor=encode_cursor(deep_s)
             ),
             "exchanges page 1 (50)": lambda: exchanges.exchanges(r, limit=50),
-            "exchanges page at 500,000 (keyset)": lambda: exchanges.exchanges(
+            f"exchanges page at {n // 2:,} (keyset)": lambda: exchanges.exchanges(
                 r, limit=50, cursor=encode_cursor(deep_x)
             ),
-            "exchanges at 500,000 by OFFSET": lambda: r.rows(
-                "SELECT * FROM exchanges ORDER BY started_at, exchange_id LIMIT 50 OFFSET 500000"
+            f"exchanges at {n // 2:,} by OFFSET": lambda: r.rows(
+                f"SELECT * FROM exchanges ORDER BY started_at, exchange_id LIMIT 50 OFFSET {n // 2}"
             ),
             "filtered page (tool_3, failed)": lambda: exchanges.exchanges(
                 r, ExchangeFilter(tools=["tool_3"], status="failed"), limit=50
@@ -313,7 +313,7 @@ def main() -> None:
         generate(cap, args.exchanges)
         print(f"generated {args.exchanges} exchanges in {time.perf_counter() - t0:.1f} s")
         reads(cap)
-        read_api(cap)
+        read_api(cap, args.exchanges)
         compaction_cost(Path(tmp), args.compact_files)
         live(Path(tmp), args.live_files)
 

@@ -41,7 +41,10 @@ GOAL = 10_000
 PLAN = """
 import sys, time
 from pathlib import Path
-from toolproxy.util.gctools import paused_gc
+try:
+    from toolproxy.util.gctools import paused_gc
+except ImportError:  # a --before checkout from before the tree was regrouped
+    from toolproxy.gctools import paused_gc
 from toolproxy.grade.expectations import load_cases
 from toolproxy.replay.plan import plan_from_cases
 t0 = time.perf_counter()
