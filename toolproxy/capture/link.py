@@ -1,7 +1,7 @@
 """Linking MCP traffic to model traffic: which model tool call did a `tools/call` execute?
 
 Pure: no I/O, no SDK imports. The recorder keeps one `Linker` next to its SessionTracker
-and feeds it every exchange in completion order (`capture.build_rows`).
+and feeds it every exchange in completion order (`rows.build_rows`).
 
 The rule (README "Linking MCP calls"):
 

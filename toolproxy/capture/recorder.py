@@ -1,7 +1,7 @@
 """The recorder: parses and writes exchanges in a background thread, off the request path.
 
 The proxy's hooks only `submit()` raw material (a queue put). This thread turns it into rows
-(capture.build_rows) and flushes them to segment files every `flush_interval` seconds, so
+(rows.build_rows) and flushes them to segment files every `flush_interval` seconds, so
 a `kill -9` loses at most the last flush window. Failures are fail-open: counted, logged
 once per kind, and never raised back into the proxy.
 """

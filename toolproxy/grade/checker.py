@@ -12,10 +12,10 @@ selection  `expect: no_call` and any call -> spurious_call; no call -> no_call; 
            count them as over-tooling); they are listed with `expected_tool=None`.
            Pairing: `ordered` walks the expectation in order, taking each tool's next call;
            `unordered` pairs by tool, then by the best argument match.
-parse      `parsecheck.classify`: truncation, escaping_error, malformed_json (a text that
+parse      `parsestage.classify`: truncation, escaping_error, malformed_json (a text that
            fails to parse in an observation that ended early, `complete=False` or a
            length finish, is truncation). Every expected argument is bucket `malformed`.
-schema     against `schemacheck.resolve_schema` (the MCP server's schema, else the offered
+schema     against `schema.validator.resolve_schema` (the MCP server's schema, else the offered
            one; `schema_source` says which), validators from `compile_schema`:
            required -> missing_required; type, when the value converts losslessly ("5",
            "true", 1 for "1") -> type_coercion; additionalProperties/unevaluatedProperties

@@ -1,7 +1,7 @@
 """`toolproxy mcp pull`: the real tool schemas from MCP servers, into the capture and git.
 
 One run: find the servers (configs as the user has them, or ad hoc), fetch every server's
-tools at once (``mcpclient``), check them, then for each server that fully succeeded write
+tools at once (``mcp.client``), check them, then for each server that fully succeeded write
 one ``mcp_tools`` row per tool (all under one ``pull_id`` and ``pulled_at``) and replace its
 snapshot folder (``snapshot``). A server that failed in any way, an invalid schema included,
 writes nothing: no rows, no snapshot change. Secrets from the configs (header, env and input

@@ -5,7 +5,7 @@
 for error: the same `jsonschema.ValidationError`s, in the same order, with the same
 messages, paths, schema paths, keywords, values, contexts and type checker (so
 `best_match`, `json_path` and the grader's labels read them as before). It covers only the
-keywords `quickschema` handles; `compile_quick` must have accepted the schema, and the
+keywords `schema.quick` handles; `compile_quick` must have accepted the schema, and the
 instance must be plain JSON (`expectations.plain_json`). It mirrors jsonschema 4.26's
 `descend` and keyword functions, quirks included (a `false` subschema's error carries no
 path; `additionalProperties` with a schema walks the extras as a set), and a test compares

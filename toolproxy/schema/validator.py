@@ -109,7 +109,7 @@ def resolve_schema(
 
 
 class CompiledSchema:
-    """A schema ready to validate with: a quick accept (`quickschema`), its jsonschema
+    """A schema ready to validate with: a quick accept (`schema.quick`), its jsonschema
     validator (built on first use), or why there is none (`error`)."""
 
     __slots__ = ("key", "error", "quick", "schema", "formats", "_validator")
@@ -126,7 +126,7 @@ class CompiledSchema:
     ) -> None:
         self.key = key
         self.error = error
-        self.quick = quick  # quickschema's accept; with it, schema and formats are set
+        self.quick = quick  # schema.quick's accept; with it, schema and formats are set
         self.schema = schema
         self.formats = formats
         self._validator = validator
