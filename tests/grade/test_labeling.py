@@ -15,14 +15,12 @@ from tests import paths
 from tests.builders import HOSTED, chat_exchange
 from tests.seeded import CaptureRows
 from toolproxy.cli.main import main
-from toolproxy.errors import UserError
 from toolproxy.grade.expectations import ExpectationError, load_cases
 from toolproxy.grade.labeling import (
     LabelFilters,
     append_cases,
     case_id,
     cases_from_capture,
-    parse_time,
 )
 from toolproxy.grade.model import Case, ExpectedCall, Matcher
 from toolproxy.records import ToolCall, ToolOffered
@@ -340,14 +338,6 @@ def test_bad_arguments_are_user_errors(capture, tmp_path, capsys):
     assert "--since: not an ISO-8601 time: 'yesterday'" in capsys.readouterr().err
     assert label("--capture", tmp_path / "nowhere", "--out", tmp_path / "c.yaml") == 2
     assert "not a toolproxy capture" in capsys.readouterr().err
-
-
-def test_parse_time_takes_naive_times_as_utc():
-    assert parse_time("2024-05-01T12:00", "--since") == T0
-    assert parse_time("2024-05-01T14:00+02:00", "--since") == T0
-    assert parse_time(None, "--until") is None
-    with pytest.raises(UserError):
-        parse_time("soon", "--until")
 
 
 def test_case_id_joins_distinct_tools():

@@ -10,9 +10,11 @@ def cmd_label(args: argparse.Namespace) -> int:
     """Turn recorded calls into expectation cases (accept as they are, then edit)."""
     import sys
 
+    from toolproxy.cli.filters import filter_fields
+    from toolproxy.errors import UserError
     from toolproxy.grade.casefile import file_format
     from toolproxy.grade.expectations import load_cases
-    from toolproxy.grade.labeling import LabelFilters, cases_from_capture, parse_time, write_cases
+    from toolproxy.grade.labeling import LabelFilters, cases_from_capture, write_cases
 
     out: Path = args.out
     file_format(out)  # a bad suffix fails before any work
@@ -21,14 +23,10 @@ def cmd_label(args: argparse.Namespace) -> int:
         source = f"imported from {args.import_file}"
         nothing = f"{args.import_file} holds no cases"
     else:
-        filters = LabelFilters(
-            sessions=args.session,
-            tools=args.tool,
-            models=args.model,
-            since=parse_time(args.since, "--since"),
-            until=parse_time(args.until, "--until"),
-            no_calls=args.no_calls,
-        )
+        try:
+            filters = LabelFilters(**filter_fields(args), no_calls=args.no_calls)
+        except ValueError as exc:
+            raise UserError(f"--label needs --label-run ({exc})") from None
         cases = cases_from_capture(args.capture, filters)
         source = f"labeled from capture {args.capture}"
         nothing = "no recorded model turn matched the filters"
@@ -131,15 +129,12 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Add `label`, `grade` and `report` to the top-level parser."""
+    from toolproxy.cli.filters import add_filter_args
     from toolproxy.cli.main import add_capture_arg, add_command
 
     p = add_command(sub, "label", cmd_label)
     add_capture_arg(p)
-    p.add_argument("--session", action="append", default=[], help="only these sessions")
-    p.add_argument("--tool", action="append", default=[], help="only calls to these tools")
-    p.add_argument("--model", action="append", default=[], help="only these models")
-    p.add_argument("--since", help="only exchanges started at/after this ISO-8601 time")
-    p.add_argument("--until", help="only exchanges started before this ISO-8601 time")
+    add_filter_args(p, skip=("status", "parse_status"))  # model turns only
     p.add_argument(
         "--no-calls", action="store_true", help="also turn text-only turns into no_call cases"
     )

@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from toolproxy.capture.proxy import ProxySpec, RunningProxy, check_port
+from toolproxy.cli.filters import add_filter_args
 from toolproxy.util.table import format_table
 
 DEFAULT_CAPTURE = Path("captures/default")
@@ -115,11 +116,16 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 
 def cmd_sessions(args: argparse.Namespace) -> int:
-    """List sessions, newest first."""
+    """List sessions, newest first, counted over the exchanges the filter options select."""
     from toolproxy import store
+    from toolproxy.cli.filters import filter_from_args
+    from toolproxy.store.queries import exchanges
+    from toolproxy.store.rows import SessionRow
 
-    columns, rows = store.list_sessions(args.capture, args.limit)
-    _print_rows(columns, rows, args.json)
+    where = filter_from_args(args)
+    with store.reading(args.capture) as r:
+        page = exchanges.sessions(r, where, limit=args.limit)
+    _print_rows(list(SessionRow._fields), [tuple(s) for s in page.items], args.json)
     return 0
 
 
@@ -263,6 +269,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("sessions", cmd_sessions)
     add_capture_arg(p)
     p.add_argument("--limit", "-n", type=int, default=50, help="how many (default 50)")
+    add_filter_args(p)
     p.add_argument("--json", action="store_true", help="print JSON lines")
 
     p = add("show", cmd_show)

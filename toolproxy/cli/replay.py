@@ -74,6 +74,7 @@ def _workers(text: str) -> str | int:
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Add `replay` and `replay-diff` to the top-level parser."""
+    from toolproxy.cli.filters import add_filter_args
     from toolproxy.cli.main import add_capture_arg, add_command
 
     p = add_command(sub, "replay", cmd_replay)
@@ -92,19 +93,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         default=[],
         help="replay these expectation cases instead of captured traffic",
     )
-    p.add_argument("--session", action="append", default=[], help="only these sessions")
-    p.add_argument("--exchange", action="append", default=[], help="only these exchanges")
-    p.add_argument("--tool", action="append", default=[], help="only turns that called these")
-    p.add_argument("--model", action="append", default=[], help="only these recorded models")
-    p.add_argument(
-        "--label",
-        action="append",
-        default=[],
-        help="only cases that earned these labels in --label-run",
-    )
-    p.add_argument("--label-run", help="grading run the --label filter reads")
-    p.add_argument("--since", help="only exchanges started at/after this ISO-8601 time")
-    p.add_argument("--until", help="only exchanges started before this ISO-8601 time")
+    # captured model turns only: replayed traffic is never planned again
+    add_filter_args(p, skip=("status", "parse_status", "origin"))
     p.add_argument(
         "--per",
         choices=["session", "exchange"],

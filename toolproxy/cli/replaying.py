@@ -28,9 +28,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from toolproxy import store
+from toolproxy.cli.filters import filter_fields
 from toolproxy.errors import UserError
 from toolproxy.grade.expectations import load_cases
-from toolproxy.grade.labeling import parse_time
 from toolproxy.grade.model import Case, GradeRow
 from toolproxy.replay.config import baseline_of, load_config, resolve_key
 from toolproxy.replay.grading import RECORDED, grade_replay, grade_run_name, load_cells
@@ -90,17 +90,7 @@ def plan_items(
         plan = plan_from_cases(cases, capture)
         return list(plan), cases, plan.describe()
     try:
-        filters = PlanFilters(
-            sessions=args.session,
-            exchanges=args.exchange,
-            tools=args.tool,
-            models=args.model,
-            since=parse_time(args.since, "--since"),
-            until=parse_time(args.until, "--until"),
-            labels=args.label,
-            label_run=args.label_run,
-            per=args.per,
-        )
+        filters = PlanFilters(**filter_fields(args), per=args.per)
     except ValueError as exc:
         raise UserError(f"--label needs --label-run ({exc})") from None
     plan = plan_from_capture(capture, filters)

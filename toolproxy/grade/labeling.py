@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from datetime import UTC, datetime
+from datetime import UTC
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +25,6 @@ import yaml
 from pydantic import Field
 
 from toolproxy import store
-from toolproxy.errors import UserError
 from toolproxy.grade.casefile import cases_node, file_format, write_atomic
 from toolproxy.grade.expectations import dump_cases, load_cases, render_cases
 from toolproxy.grade.model import Case, ExpectedCall, Matcher
@@ -162,14 +161,3 @@ def write_cases(cases: Sequence[Case], path: Path, append: bool, header: str) ->
     if fresh:
         append_cases(fresh, path)
     return len(fresh), len(cases) - len(fresh)
-
-
-def parse_time(value: str | None, option: str) -> datetime | None:
-    """An ISO-8601 time from the command line; a naive time is taken as UTC."""
-    if value is None:
-        return None
-    try:
-        t = datetime.fromisoformat(value)
-    except ValueError:
-        raise UserError(f"{option}: not an ISO-8601 time: {value!r}") from None
-    return t if t.tzinfo is not None else t.replace(tzinfo=UTC)

@@ -43,9 +43,16 @@ ORDER BY last_seen DESC, session_id DESC LIMIT $limit
 _EXCHANGE_COLUMNS = f"""
   e.exchange_id, e.session_id, e.started_at, e.wire_format, {_MODEL} AS model, e.streamed,
   e.status_code, e.error_kind, e.parse_status, e.finish_reason, e.ttfb_ms, e.latency_ms,
-  e.input_tokens, e.output_tokens,
-  (SELECT count(*) FROM tool_calls c WHERE c.exchange_id = e.exchange_id) AS tool_calls,
-  e.proxy_id
+  e.input_tokens, e.output_tokens
+"""
+# The page is cut first, then its calls are counted: counting for every row before the
+# LIMIT would cost a join over the whole capture for 50 rows.
+_EXCHANGE_PAGE = f"""
+SELECT p.* EXCLUDE (proxy_id),
+       (SELECT count(*) FROM tool_calls c WHERE c.exchange_id = p.exchange_id), p.proxy_id
+FROM (SELECT {_EXCHANGE_COLUMNS}, e.proxy_id FROM exchanges e WHERE {{where}}
+      ORDER BY e.started_at, e.exchange_id LIMIT $limit) p
+ORDER BY p.started_at, p.exchange_id
 """
 
 
@@ -83,10 +90,7 @@ def exchanges(
         after = after_sql(
             ["e.started_at", "e.exchange_id"], False, params, decode_cursor(cursor, 2)
         )
-    sql = (
-        f"SELECT {_EXCHANGE_COLUMNS} FROM exchanges e WHERE {where_sql(where, params)} "
-        f"AND {after} ORDER BY e.started_at, e.exchange_id LIMIT $limit"
-    )
+    sql = _EXCHANGE_PAGE.format(where=f"{where_sql(where, params)} AND {after}")
     rows = r.typed(ExchangeRow, sql, params)
     return page_of(rows, limit, lambda x: (x.started_at, x.exchange_id))
 
@@ -104,11 +108,8 @@ def _json(value: Any) -> Any:
 
 def exchange_detail(r: Reader, exchange_id: str) -> ExchangeDetail | None:
     """One exchange with its tools offered, calls, answering results and MCP executions."""
-    found = r.typed(
-        ExchangeRow,
-        f"SELECT {_EXCHANGE_COLUMNS} FROM exchanges e WHERE e.exchange_id = ?",
-        [exchange_id],
-    )
+    params: dict[str, Any] = {"limit": 1, "id": exchange_id}
+    found = r.typed(ExchangeRow, _EXCHANGE_PAGE.format(where="e.exchange_id = $id"), params)
     if not found:
         return None
     con_rows = r.named("SELECT * FROM exchanges WHERE exchange_id = ?", [exchange_id])

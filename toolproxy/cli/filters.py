@@ -1,0 +1,107 @@
+"""The store's filter (`ExchangeFilter`) as command-line options, one way for every command.
+
+`add_filter_args(parser, skip=...)` adds the options; `filter_from_args(args)` builds the
+filter from them (a bad time or `--label` without `--label-run` is a `UserError`).
+"""
+
+from __future__ import annotations
+
+import argparse
+from datetime import UTC, datetime
+from typing import Any
+
+from toolproxy.errors import UserError
+
+FIELDS = (
+    "session",
+    "exchange",
+    "model",
+    "tool",
+    "wire_format",
+    "since",
+    "until",
+    "status",
+    "parse_status",
+    "label",
+    "label_run",
+    "text",
+    "origin",
+)
+
+
+def add_filter_args(p: argparse.ArgumentParser, skip: tuple[str, ...] = ()) -> None:
+    """The filter's options (all but `skip`); each list option can be repeated."""
+    options: dict[str, tuple[tuple[Any, ...], dict[str, Any]]] = {
+        "session": (("--session",), {"action": "append", "help": "only these sessions"}),
+        "exchange": (("--exchange",), {"action": "append", "help": "only these exchanges"}),
+        "model": (("--model",), {"action": "append", "help": "requested or returned model"}),
+        "tool": (("--tool",), {"action": "append", "help": "turns that called these tools"}),
+        "wire_format": (
+            ("--wire-format",),
+            {"action": "append", "help": "openai_chat, openai_responses, anthropic_messages, mcp"},
+        ),
+        "since": (("--since",), {"help": "started at or after this ISO-8601 time"}),
+        "until": (("--until",), {"help": "started before this ISO-8601 time"}),
+        "status": (
+            ("--status",),
+            {"choices": ["ok", "failed"], "help": "failed: upstream error or status >= 400"},
+        ),
+        "parse_status": (
+            ("--parse-status",),
+            {"action": "append", "help": "ok, partial, error, unparsed"},
+        ),
+        "label": (("--label",), {"action": "append", "help": "labels earned in --label-run"}),
+        "label_run": (("--label-run",), {"help": "the grading run --label reads"}),
+        "text": (("--text",), {"help": "text in the messages, the reply or the calls"}),
+        "origin": (
+            ("--origin",),
+            {
+                "choices": ["captured", "replayed", "any"],
+                "default": "any",
+                "help": "captured by a proxy or written by a replay (default: any)",
+            },
+        ),
+    }
+    for name, (flags, kwargs) in options.items():
+        if name not in skip:
+            p.add_argument(*flags, dest=name, **kwargs)
+
+
+def parse_time(value: str | None, option: str) -> datetime | None:
+    """An ISO-8601 time from the command line; a naive time is taken as UTC."""
+    if value is None:
+        return None
+    try:
+        t = datetime.fromisoformat(value)
+    except ValueError:
+        raise UserError(f"{option}: not an ISO-8601 time: {value!r}") from None
+    return t if t.tzinfo is not None else t.replace(tzinfo=UTC)
+
+
+def filter_fields(args: argparse.Namespace) -> dict[str, Any]:
+    """The filter's fields from the options `add_filter_args` added (absent ones left out)."""
+    given = {name: getattr(args, name) for name in FIELDS if hasattr(args, name)}
+    renames = {
+        "session": "sessions",
+        "exchange": "exchanges",
+        "model": "models",
+        "tool": "tools",
+        "wire_format": "wire_formats",
+        "parse_status": "parse_statuses",
+        "label": "labels",
+    }
+    fields = {renames.get(k, k): v for k, v in given.items() if v is not None}
+    for key in ("since", "until"):
+        if key in fields:
+            fields[key] = parse_time(fields[key], f"--{key}")
+    return fields
+
+
+def filter_from_args(args: argparse.Namespace) -> Any:
+    """`ExchangeFilter` from the options (see `filter_fields`)."""
+    from toolproxy.store.filters import ExchangeFilter
+
+    try:
+        return ExchangeFilter(**filter_fields(args))
+    except ValueError as exc:
+        raise UserError(f"--label needs --label-run ({exc})") from None
