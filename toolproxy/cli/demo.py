@@ -213,4 +213,5 @@ def run_demo(capture: Path, out: Callable[[str], None] = print) -> int:
     with store.reading(capture) as r:
         out(format_table(*exchanges.call_listing(r)))
     out(f'\ntry: toolproxy sql --capture {capture} "SELECT * FROM sessions"')
+    out(f"browse it: toolproxy tui {capture}")
     return 0

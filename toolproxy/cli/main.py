@@ -143,6 +143,23 @@ def cmd_show(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_tui(args: argparse.Namespace) -> int:
+    """Browse a capture in the terminal: sessions, transcripts, exchanges (the tui extra)."""
+    from toolproxy import store
+    from toolproxy.errors import UserError
+
+    try:
+        from toolproxy.tui.app import run
+    except ImportError as exc:
+        raise UserError(
+            f"the TUI needs the tui extra ({exc.name} is missing): pip install 'toolproxy[tui]'"
+        ) from None
+    capture = args.capture_arg or args.capture
+    with store.reading(capture):  # a missing or broken capture is a clear error, here
+        pass
+    return run(capture, args.session)
+
+
 def cmd_sql(args: argparse.Namespace) -> int:
     """Run a read-only SQL query against the capture's views."""
     from toolproxy import store
@@ -276,6 +293,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("id", help="session id or exchange id")
     add_capture_arg(p)
     p.add_argument("--json", action="store_true", help="print JSON lines")
+
+    p = add("tui", cmd_tui)
+    p.add_argument("capture_arg", nargs="?", type=Path, metavar="CAPTURE", help="capture to open")
+    add_capture_arg(p)
+    p.add_argument("--session", help="open straight at this session's transcript")
 
     p = add("sql", cmd_sql)
     p.add_argument("query", help="SQL over the views (exchanges, tool_calls, sessions, ...)")

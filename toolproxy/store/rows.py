@@ -90,6 +90,7 @@ class McpExecution(NamedTuple):
     """An MCP `tools/call` that executed one of a model exchange's calls."""
 
     mcp_exchange_id: str
+    exchange_id: str  # the model exchange whose call it executed
     tool_name: str | None
     arguments: Any
     result: Any

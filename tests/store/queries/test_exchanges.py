@@ -113,3 +113,13 @@ def test_the_cli_listings(seeded_capture):
         ]
         names, rows = exchanges.recent_sessions(r, 2)
         assert [row[names.index("session_id")] for row in rows] == ["s-m", "s-r"]
+
+
+def test_details_of_a_session_in_one_batch(seeded_capture):
+    with store.reading(seeded_capture) as r:
+        found = exchanges.details(r, ["a-2", "a-0", "a-1", "nope"])
+        assert exchanges.details(r, []) == []
+    assert [d.exchange.exchange_id for d in found] == ["a-0", "a-1", "a-2"]  # time order
+    assert [len(d.calls) for d in found] == [1, 1, 0]
+    assert [m.exchange_id for m in found[0].mcp] == ["a-0"]
+    assert found[2].request["assistant_text"] == "It is sunny in Rome"

@@ -108,30 +108,55 @@ def _json(value: Any) -> Any:
 
 def exchange_detail(r: Reader, exchange_id: str) -> ExchangeDetail | None:
     """One exchange with its tools offered, calls, answering results and MCP executions."""
-    params: dict[str, Any] = {"limit": 1, "id": exchange_id}
-    found = r.typed(ExchangeRow, _EXCHANGE_PAGE.format(where="e.exchange_id = $id"), params)
-    if not found:
-        return None
-    con_rows = r.named("SELECT * FROM exchanges WHERE exchange_id = ?", [exchange_id])
-    request = dict(zip(con_rows[0], con_rows[1][0], strict=True))
-    ids = {"ids": [exchange_id]}
-    return ExchangeDetail(
-        exchange=found[0],
-        request=request,
-        offered=offered_tools(r, [exchange_id]),
-        calls=tool_calls(r, [exchange_id]),
-        results=call_results(r, [exchange_id]),
-        mcp=[
-            m._replace(arguments=_json(m.arguments), result=_json(m.result))
-            for m in r.typed(
-                McpExecution,
-                "SELECT exchange_id, tool_name, arguments, result, is_error, linked_call_id "
-                f"FROM mcp_messages WHERE {in_ids('linked_exchange_id', 'ids')} "
-                "AND method = 'tools/call' ORDER BY started_at, position",
-                ids,
-            )
-        ],
+    found = details(r, [exchange_id])
+    return found[0] if found else None
+
+
+def details(r: Reader, exchange_ids: list[str]) -> list[ExchangeDetail]:
+    """`exchange_detail` of many exchanges in six queries, in time order (a session's
+    transcript reads all its turns this way)."""
+    if not exchange_ids:
+        return []
+    params: dict[str, Any] = {"limit": len(exchange_ids), "ids": exchange_ids}
+    found = r.typed(
+        ExchangeRow, _EXCHANGE_PAGE.format(where=in_ids("e.exchange_id", "ids")), params
     )
+    names, rows = r.named(
+        f"SELECT * FROM exchanges WHERE {in_ids('exchange_id', 'ids')}", {"ids": exchange_ids}
+    )
+    full = {row[names.index("exchange_id")]: dict(zip(names, row, strict=True)) for row in rows}
+    ids = [x.exchange_id for x in found]
+    offered: dict[str, list[OfferedRow]] = {}
+    for o in offered_tools(r, ids):
+        offered.setdefault(o.exchange_id, []).append(o)
+    calls: dict[str, list[CallRow]] = {}
+    for c in tool_calls(r, ids):
+        calls.setdefault(c.exchange_id, []).append(c)
+    results: dict[str, list[ResultRow]] = {}
+    for res in call_results(r, ids):
+        results.setdefault(res.exchange_id, []).append(res)
+    mcp: dict[str, list[McpExecution]] = {}
+    for m in r.typed(
+        McpExecution,
+        "SELECT exchange_id, linked_exchange_id, tool_name, arguments, result, is_error, "
+        f"linked_call_id FROM mcp_messages WHERE {in_ids('linked_exchange_id', 'ids')} "
+        "AND method = 'tools/call' ORDER BY started_at, position",
+        {"ids": ids},
+    ):
+        mcp.setdefault(m.exchange_id, []).append(
+            m._replace(arguments=_json(m.arguments), result=_json(m.result))
+        )
+    return [
+        ExchangeDetail(
+            exchange=x,
+            request=full[x.exchange_id],
+            offered=offered.get(x.exchange_id, []),
+            calls=calls.get(x.exchange_id, []),
+            results=results.get(x.exchange_id, []),
+            mcp=mcp.get(x.exchange_id, []),
+        )
+        for x in found
+    ]
 
 
 def tool_calls(r: Reader, exchange_ids: list[str]) -> list[CallRow]:

@@ -1,0 +1,63 @@
+"""toolproxy.tui.views: table cells and transcripts from the store's rows (the seeded
+capture)."""
+
+from __future__ import annotations
+
+from toolproxy import store
+from toolproxy.store.queries import exchanges
+from toolproxy.tui.views import exchange_text, pretty, session_cells, transcript, turn_cells
+
+
+def details(capture, *ids):
+    with store.reading(capture) as r:
+        return exchanges.details(r, list(ids))
+
+
+def test_a_session_row_and_a_turn_row(seeded_capture):
+    with store.reading(seeded_capture) as r:
+        a = next(s for s in exchanges.sessions(r).items if s.session_id == "s-a")
+    assert session_cells(a) == (
+        "s-a",
+        "gpt-a-2026",
+        "2026-03-01 12:00:00",
+        "2026-03-01 12:00:02",
+        "3",
+        "2",
+        "0",
+        "30",
+        "15",
+    )
+    (b1,) = details(seeded_capture, "b-1")
+    assert turn_cells(b1)[2:5] == ("anthropic_messages", "upstream", "ok")
+
+
+def test_the_transcript_reads_turn_by_turn(seeded_capture):
+    lines = transcript(details(seeded_capture, "a-0", "a-1", "a-2"))
+    text = "\n".join(lines)
+    assert [line for line in lines if line.startswith("── turn")][0].startswith(
+        "── turn 1 · 2026-03-01 12:00:00 · gpt-a-2026 · openai_chat · TTFB 100 ms"
+    )
+    assert "user: weather in Paris?" in text
+    assert text.count("user: weather in Paris?") == 1  # a later request repeats it: not shown
+    assert '→ call get_weather({"city":"Paris"})' in text
+    assert "MCP tools/call get_weather (exchange m-0)" in text
+    # each call shows the result that answered it, even with the call id reused
+    paris = lines.index('→ call get_weather({"city":"Paris"})')
+    rome = lines.index('→ call get_weather({"city":"Rome"})')
+    assert "  ← result: 18C" in lines[paris:rome]
+    assert "  ← result: sunny" in lines[rome:]
+    assert "assistant: It is sunny in Rome" in text
+    assert "tools offered: get_weather, search" in text
+
+
+def test_a_failed_turn_says_so(seeded_capture):
+    assert "! upstream" in "\n".join(transcript(details(seeded_capture, "b-1")))
+
+
+def test_an_exchange_shows_its_request_and_its_parse(seeded_capture):
+    (c0,) = details(seeded_capture, "c-0")
+    text = "\n".join(exchange_text(c0))
+    assert text.startswith("POST http://h:80/v1/responses")
+    assert "parse partial" in text
+    assert pretty('{"a":1}') == '{\n  "a": 1\n}'
+    assert pretty("not json") == "not json"

@@ -1,0 +1,56 @@
+"""The Textual application: `toolproxy tui [CAPTURE] [--session ID]`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.app import App
+from textual.binding import Binding
+
+from toolproxy.tui.screens import SessionsScreen, TranscriptScreen
+
+HELP = """\
+keys (every screen shows its own in the footer; ctrl+p: the command palette)
+  q          quit from anywhere
+  escape     back, or clear the filter
+  /          filter sessions: model:… tool:… since:ISO until:ISO status:ok|failed
+             run:RUN label:LABEL origin:captured|replayed session:… format:… words…
+  enter      open the session, then a turn's exchange
+  ] [        next / previous page
+  r          reload (the sessions list also follows a live capture by itself)
+  ?          this help
+"""
+
+
+class ToolproxyApp(App[None]):
+    """Browse a capture: sessions, transcripts, exchanges."""
+
+    TITLE = "toolproxy"
+    CSS = """
+    #status { height: 1; background: $boost; padding: 0 1; }
+    #filter { display: none; }
+    #turns { height: 40%; }
+    #transcript-box { height: 1fr; }
+    """
+    BINDINGS = [
+        Binding("q", "quit", "Quit"),
+        Binding("question_mark", "help", "Keys"),
+    ]
+
+    def __init__(self, capture: Path, session: str | None = None) -> None:
+        super().__init__()
+        self.capture = capture
+        self.session = session
+
+    def on_mount(self) -> None:
+        self.push_screen(SessionsScreen(self.capture))
+        if self.session:
+            self.push_screen(TranscriptScreen(self.capture, self.session))
+
+    def action_help(self) -> None:
+        self.notify(HELP, title="toolproxy tui", timeout=20)
+
+
+def run(capture: Path, session: str | None = None) -> int:
+    ToolproxyApp(capture, session).run()
+    return 0

@@ -1,0 +1,265 @@
+"""The TUI's screens: sessions (filtered, paged, live), a session's transcript, one exchange.
+
+Every read runs in a worker thread on a short read batch (`store.reading`), so the screen
+never freezes and a proxy or `compact` is never kept waiting; results come back through
+`call_from_thread`. A store error becomes a line in the status bar, never a traceback.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Header, Input, Static
+
+from toolproxy import store
+from toolproxy.store.filters import ExchangeFilter
+from toolproxy.store.queries import exchanges
+from toolproxy.store.rows import ExchangeDetail, SessionRow
+from toolproxy.tui.filterbar import FilterError, describe, parse_filter
+from toolproxy.tui.views import (
+    SESSION_COLUMNS,
+    TURN_COLUMNS,
+    exchange_text,
+    session_cells,
+    transcript,
+    turn_cells,
+)
+
+PAGE = 100
+LIVE_POLL_S = 1.0
+TURNS_LIMIT = 2_000
+
+
+def _why(exc: Exception) -> str:
+    return f"{type(exc).__name__}: {exc}".splitlines()[0]
+
+
+class SessionsScreen(Screen[None]):
+    """Sessions, most recently active first, counted over the filtered exchanges."""
+
+    BINDINGS = [
+        Binding("slash", "filter", "Filter"),
+        Binding("enter", "open", "Open", show=True),
+        Binding("right_square_bracket", "next_page", "Next page"),
+        Binding("left_square_bracket", "previous_page", "Prev page"),
+        Binding("r", "reload", "Reload"),
+        Binding("escape", "clear_filter", "Clear filter", show=False),
+    ]
+
+    def __init__(self, capture: Path) -> None:
+        super().__init__()
+        self.capture = capture
+        self.where = ExchangeFilter()
+        self.cursors: list[str | None] = [None]  # the cursor of each page shown so far
+        self.page: list[SessionRow] = []
+        self.next_cursor: str | None = None
+        self.total: int | None = None
+        self.version = ""
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield Input(
+            placeholder="filter: model:… tool:… since:… status:failed run:… label:… text",
+            id="filter",
+        )
+        yield DataTable(id="sessions", cursor_type="row", zebra_stripes=True)
+        yield Static("", id="status")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.title = f"toolproxy · {self.capture}"
+        self.query_one("#filter", Input).display = False
+        table = self.query_one("#sessions", DataTable)
+        table.add_columns(*SESSION_COLUMNS)
+        table.focus()
+        self.load()
+        self.set_interval(LIVE_POLL_S, self.poll)
+
+    # --- reading ------------------------------------------------------------------------
+
+    @work(thread=True, exclusive=True, group="sessions")
+    def load(self) -> None:
+        cursor = self.cursors[-1]
+        try:
+            version = store.version(self.capture)
+            with store.reading(self.capture) as r:
+                page = exchanges.sessions(r, self.where, limit=PAGE, cursor=cursor)
+                total = exchanges.count_sessions(r, self.where)
+        except Exception as exc:  # noqa: BLE001 - shown in the app, never a traceback
+            self.app.call_from_thread(self.show_error, _why(exc))
+            return
+        self.app.call_from_thread(self.show_page, page.items, page.next_cursor, total, version)
+
+    def show_page(
+        self, rows: list[SessionRow], next_cursor: str | None, total: int, version: str
+    ) -> None:
+        self.page, self.next_cursor, self.total, self.version = rows, next_cursor, total, version
+        table = self.query_one("#sessions", DataTable)
+        keep = table.cursor_row
+        table.clear()
+        for s in rows:
+            table.add_row(*session_cells(s), key=s.session_id)
+        if rows:
+            table.move_cursor(row=min(keep, len(rows) - 1))
+        first = (len(self.cursors) - 1) * PAGE
+        shown = f"{first + 1}-{first + len(rows)}" if rows else "0"
+        where = describe(self.where)
+        self.set_status(
+            f"sessions {shown} of {total:,}"
+            + (f"  ·  filter: {where}" if where else "")
+            + ("  ·  ] next page" if next_cursor else "")
+        )
+
+    def show_error(self, message: str) -> None:
+        self.set_status(f"cannot read {self.capture}: {message}")
+
+    def set_status(self, text: str) -> None:
+        self.query_one("#status", Static).update(text)
+
+    def poll(self) -> None:
+        """Live tail: reload the first page when the capture changed (no DuckDB opened)."""
+        busy = any(w.group == "sessions" and w.is_running for w in self.workers)
+        if not busy and len(self.cursors) == 1 and store.version(self.capture) != self.version:
+            self.load()
+
+    # --- actions ------------------------------------------------------------------------
+
+    def action_filter(self) -> None:
+        bar = self.query_one("#filter", Input)
+        bar.display = True
+        bar.value = describe(self.where)
+        bar.focus()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        try:
+            self.where = parse_filter(event.value)
+        except FilterError as exc:
+            self.set_status(f"filter: {exc}")
+            return
+        event.input.display = False
+        self.cursors = [None]
+        self.query_one("#sessions", DataTable).focus()
+        self.load()
+
+    def action_clear_filter(self) -> None:
+        bar = self.query_one("#filter", Input)
+        if bar.display:
+            bar.display = False
+            self.query_one("#sessions", DataTable).focus()
+        elif self.where != ExchangeFilter():
+            self.where = ExchangeFilter()
+            self.cursors = [None]
+            self.load()
+
+    def action_next_page(self) -> None:
+        if self.next_cursor:
+            self.cursors.append(self.next_cursor)
+            self.load()
+
+    def action_previous_page(self) -> None:
+        if len(self.cursors) > 1:
+            self.cursors.pop()
+            self.load()
+
+    def action_reload(self) -> None:
+        self.load()
+
+    def action_open(self) -> None:
+        table = self.query_one("#sessions", DataTable)
+        if self.page and 0 <= table.cursor_row < len(self.page):
+            session = self.page[table.cursor_row].session_id
+            self.app.push_screen(TranscriptScreen(self.capture, session))
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        self.action_open()
+
+
+class TranscriptScreen(Screen[None]):
+    """One session turn by turn: the turns as a table, the transcript below."""
+
+    BINDINGS = [
+        Binding("escape", "app.pop_screen", "Back"),
+        Binding("enter", "open", "Exchange"),
+        Binding("r", "reload", "Reload"),
+    ]
+
+    def __init__(self, capture: Path, session_id: str) -> None:
+        super().__init__()
+        self.capture = capture
+        self.session_id = session_id
+        self.turns: list[ExchangeDetail] = []
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield DataTable(id="turns", cursor_type="row", zebra_stripes=True)
+        with VerticalScroll(id="transcript-box"):
+            yield Static("", id="transcript")
+        yield Static("", id="status")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.title = f"session {self.session_id}"
+        table = self.query_one("#turns", DataTable)
+        table.add_columns(*TURN_COLUMNS)
+        table.focus()
+        self.load()
+
+    @work(thread=True, exclusive=True, group="transcript")
+    def load(self) -> None:
+        try:
+            with store.reading(self.capture) as r:
+                where = ExchangeFilter(sessions=[self.session_id])
+                page = exchanges.exchanges(r, where, limit=TURNS_LIMIT)
+                turns = exchanges.details(r, [x.exchange_id for x in page.items])
+        except Exception as exc:  # noqa: BLE001 - shown in the app
+            self.app.call_from_thread(self.set_status, f"cannot read the session: {_why(exc)}")
+            return
+        self.app.call_from_thread(self.show, turns, page.next_cursor is not None)
+
+    def show(self, turns: list[ExchangeDetail], more: bool) -> None:
+        self.turns = turns
+        table = self.query_one("#turns", DataTable)
+        table.clear()
+        for d in turns:
+            table.add_row(*turn_cells(d), key=d.exchange.exchange_id)
+        self.query_one("#transcript", Static).update("\n".join(transcript(turns)))
+        cut = f" (the first {TURNS_LIMIT:,})" if more else ""
+        self.set_status(f"{len(turns)} turn(s){cut} · enter: the exchange · escape: back")
+
+    def set_status(self, text: str) -> None:
+        self.query_one("#status", Static).update(text)
+
+    def action_reload(self) -> None:
+        self.load()
+
+    def action_open(self) -> None:
+        table = self.query_one("#turns", DataTable)
+        if self.turns and 0 <= table.cursor_row < len(self.turns):
+            self.app.push_screen(ExchangeScreen(self.turns[table.cursor_row]))
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        self.action_open()
+
+
+class ExchangeScreen(Screen[None]):
+    """One exchange: status, parse result, headers (already redacted) and bodies."""
+
+    BINDINGS = [Binding("escape", "app.pop_screen", "Back")]
+
+    def __init__(self, detail: ExchangeDetail) -> None:
+        super().__init__()
+        self.detail = detail
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with VerticalScroll():
+            yield Static("\n".join(exchange_text(self.detail)), id="exchange", markup=False)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.title = f"exchange {self.detail.exchange.exchange_id}"

@@ -1,0 +1,182 @@
+"""What the TUI's screens show, as text (pure): table cells and transcripts from store rows."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Any
+
+from toolproxy.store.rows import ExchangeDetail, SessionRow
+
+SESSION_COLUMNS = (
+    "session",
+    "models",
+    "first seen",
+    "last seen",
+    "turns",
+    "calls",
+    "errors",
+    "tokens in",
+    "tokens out",
+)
+TURN_COLUMNS = (
+    "time",
+    "model",
+    "format",
+    "status",
+    "parse",
+    "TTFB ms",
+    "latency ms",
+    "calls",
+    "tokens in/out",
+)
+SYSTEM_FOLD = 80  # characters of a system prompt shown before it is folded
+
+
+def when(value: datetime | None) -> str:
+    return value.strftime("%Y-%m-%d %H:%M:%S") if value else ""
+
+
+def number(value: float | int | None) -> str:
+    if value is None:
+        return ""
+    return f"{value:,.0f}" if isinstance(value, float) else f"{value:,}"
+
+
+def session_cells(s: SessionRow) -> tuple[str, ...]:
+    return (
+        s.session_id,
+        ", ".join(s.models or ()),
+        when(s.first_seen),
+        when(s.last_seen),
+        number(s.exchanges),
+        number(s.tool_calls),
+        number(s.errors),
+        number(s.input_tokens),
+        number(s.output_tokens),
+    )
+
+
+def turn_cells(d: ExchangeDetail) -> tuple[str, ...]:
+    x = d.exchange
+    status = x.error_kind or (str(x.status_code) if x.status_code is not None else "")
+    return (
+        when(x.started_at),
+        x.model or "",
+        x.wire_format or "",
+        status,
+        x.parse_status or "",
+        number(x.ttfb_ms),
+        number(x.latency_ms),
+        number(x.tool_calls),
+        f"{number(x.input_tokens)}/{number(x.output_tokens)}",
+    )
+
+
+def pretty(value: Any) -> str:
+    """JSON (or JSON text) indented; other text as it is."""
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return value
+    return json.dumps(value, indent=2, ensure_ascii=False, default=str)
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = [p.get("text", "") if isinstance(p, dict) else str(p) for p in content]
+        return "\n".join(p for p in parts if p)
+    return "" if content is None else pretty(content)
+
+
+def _messages(request: dict[str, Any]) -> list[dict[str, Any]]:
+    raw = request.get("messages")
+    value = json.loads(raw) if isinstance(raw, str) else raw
+    return [m for m in value or [] if isinstance(m, dict)]
+
+
+def transcript(turns: list[ExchangeDetail]) -> list[str]:
+    """A session turn by turn: what each request added, the reply, each call with its
+    arguments, its MCP execution and the result that answered it."""
+    lines: list[str] = []
+    seen = 0
+    for n, d in enumerate(turns, 1):
+        x = d.exchange
+        lines.append(
+            f"── turn {n} · {when(x.started_at)} · {x.model or '?'} · {x.wire_format or '?'}"
+            f" · TTFB {number(x.ttfb_ms)} ms · {number(x.input_tokens)}→"
+            f"{number(x.output_tokens)} tokens ──"
+        )
+        system = d.request.get("system")
+        if system and n == 1:
+            text = _text(
+                json.loads(system) if isinstance(system, str) and system[:1] in '[{"' else system
+            )
+            folded = (
+                text if len(text) <= SYSTEM_FOLD else text[:SYSTEM_FOLD] + f"… ({len(text)} chars)"
+            )
+            lines.append(f"system: {folded}")
+        messages = _messages(d.request)
+        new = messages[seen:] if len(messages) >= seen else messages
+        seen = len(messages)
+        for m in new:
+            role = m.get("role", "?")
+            if role == "assistant" and m.get("tool_calls"):
+                continue  # the previous turn's reply, shown there
+            text = _text(m.get("content"))
+            if role == "tool":
+                continue  # shown under the call it answered
+            lines.append(f"{role}: {text}")
+        if d.offered:
+            lines.append(f"tools offered: {', '.join(o.name for o in d.offered)}")
+        results = {r.index: r for r in d.results}
+        executions = {m.linked_call_id: m for m in d.mcp}
+        for c in d.calls:
+            lines.append(f"→ call {c.name}({c.arguments_raw or ''})")
+            if c.parse_error:
+                lines.append(f"  ! arguments did not parse: {c.parse_error}")
+            if c.call_id in executions:
+                e = executions[c.call_id]
+                lines.append(f"  MCP tools/call {e.tool_name} (exchange {e.mcp_exchange_id})")
+            if c.index in results:
+                r = results[c.index]
+                mark = " (error)" if r.result_is_error else ""
+                lines.append(f"  ← result{mark}: {r.result}")
+        reply = d.request.get("assistant_text")
+        if reply:
+            lines.append(f"assistant: {reply}")
+        if x.error_kind:
+            lines.append(f"! {x.error_kind}: {d.request.get('error_message') or ''}".rstrip(": "))
+        lines.append("")
+    return lines
+
+
+def exchange_text(d: ExchangeDetail) -> list[str]:
+    """One exchange: status, parse result, headers (already redacted) and bodies."""
+    q = d.request
+    lines = [
+        f"{q.get('method')} {q.get('scheme')}://{q.get('host')}:{q.get('port')}{q.get('path')}",
+        f"status {q.get('status_code')}  parse {q.get('parse_status')}"
+        + (f" ({q.get('parse_error')})" if q.get("parse_error") else "")
+        + (
+            f"  error {q.get('error_kind')}: {q.get('error_message')}"
+            if q.get("error_kind")
+            else ""
+        ),
+        "",
+        "request headers:",
+        pretty(q.get("request_headers")),
+        "",
+        "request body:",
+        pretty(q.get("request_body") or ""),
+        "",
+        "response headers:",
+        pretty(q.get("response_headers")),
+        "",
+        "response body:",
+        pretty(q.get("response_body") or ""),
+    ]
+    return [line for chunk in lines for line in str(chunk).split("\n")]
