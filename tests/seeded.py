@@ -109,7 +109,12 @@ def seed_capture(path: Path) -> Path:
     """
     seed = CaptureRows()
     usage = {"input_tokens": 10, "output_tokens": 5, "ttfb_ms": 100.0, "decode_tps": 50.0}
-    a_common = {"model_requested": "gpt-a", "model_returned": "gpt-a-2026", **usage}
+    a_common = {
+        "model_requested": "gpt-a",
+        "model_returned": "gpt-a-2026",
+        "status_code": 200,
+        **usage,
+    }
     ask = [{"role": "user", "content": "weather in Paris?"}]
     seed.turn(
         chat_exchange("a-0", "s-a", at(0), messages=ask, finish_reason="tool_calls", **a_common),

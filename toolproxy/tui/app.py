@@ -18,6 +18,7 @@ keys (every screen shows its own in the footer; ctrl+p: the command palette)
   enter      open the session, then a turn's exchange
   ] [        next / previous page
   r          reload (the sessions list also follows a live capture by itself)
+  g          grading runs; enter: a run's labels; enter: the cases of a label (n / p)
   ?          this help
 """
 
@@ -35,6 +36,7 @@ class ToolproxyApp(App[None]):
     BINDINGS = [
         Binding("q", "quit", "Quit"),
         Binding("question_mark", "help", "Keys"),
+        Binding("g", "runs", "Runs"),
     ]
 
     def __init__(self, capture: Path, session: str | None = None) -> None:
@@ -46,6 +48,12 @@ class ToolproxyApp(App[None]):
         self.push_screen(SessionsScreen(self.capture))
         if self.session:
             self.push_screen(TranscriptScreen(self.capture, self.session))
+
+    def action_runs(self) -> None:
+        from toolproxy.tui.runs import RunsScreen
+
+        if not isinstance(self.screen, RunsScreen):
+            self.push_screen(RunsScreen(self.capture))
 
     def action_help(self) -> None:
         self.notify(HELP, title="toolproxy tui", timeout=20)

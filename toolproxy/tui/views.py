@@ -6,7 +6,8 @@ import json
 from datetime import datetime
 from typing import Any
 
-from toolproxy.store.rows import ExchangeDetail, SessionRow
+from toolproxy.store.queries.grades import FailureRow
+from toolproxy.store.rows import ExchangeDetail, RunRow, SessionRow
 
 SESSION_COLUMNS = (
     "session",
@@ -180,3 +181,53 @@ def exchange_text(d: ExchangeDetail) -> list[str]:
         pretty(q.get("response_body") or ""),
     ]
     return [line for chunk in lines for line in str(chunk).split("\n")]
+
+
+RUN_COLUMNS = ("run", "cases", "passed", "pass rate", "first graded", "last graded")
+
+
+def run_cells(run: RunRow) -> tuple[str, ...]:
+    rate = f"{run.passed / run.cases:.1%}" if run.cases else ""
+    return (
+        run.run,
+        number(run.cases),
+        number(run.passed),
+        rate,
+        run.first_graded[:19].replace("T", " "),
+        run.last_graded[:19].replace("T", " "),
+    )
+
+
+def failure_text(case: FailureRow) -> list[str]:
+    """A failing case: each expected call beside the call made, each argument's bucket and
+    why (and the judge's reason)."""
+    lines = [
+        f"case {case.case_id} · exchange {case.exchange_id or '-'} · model {case.model or '?'}"
+        f" · {case.label}",
+    ]
+    if case.reason:
+        lines.append(f"reason: {case.reason}")
+    calls = case.calls
+    if isinstance(calls, str):
+        calls = json.loads(calls)
+    for call in calls or []:
+        expected = call.get("expected_tool") or "(no call expected)"
+        actual = call.get("actual_tool") or "(not called)"
+        verdict = call.get("label") or "ok"
+        lines.append(f"expected {expected}  ·  called {actual}  ·  {verdict}")
+        for arg in call.get("args") or []:
+            detail = f" — {arg['detail']}" if arg.get("detail") else ""
+            judge = f" (judge: {arg['judge_reason']})" if arg.get("judge_reason") else ""
+            lines.append(f"  {arg.get('name')}: {arg.get('bucket')}{detail}{judge}")
+        lines += [f"  ! {e}" for e in call.get("errors") or []]
+    if not calls:
+        lines.append(
+            f"expected {_tools(case.expected_tools)}  ·  called {_tools(case.called_tools)}"
+        )
+    return lines
+
+
+def _tools(value: Any) -> str:
+    if isinstance(value, str):
+        value = json.loads(value)
+    return ", ".join(value) if value else "nothing"

@@ -84,3 +84,12 @@ def test_verdicts_and_judge_cache_are_read_by_key(tmp_path):
     with store.reading(capture) as r:
         assert grades.schema_verdicts(r, "js-1") == [("h1", False, "bad")]
         assert grades.judge_cache(r, "m") == [("k", True, "ok")]
+
+
+def test_label_counts_and_the_cases_of_a_label(seeded_capture):
+    with store.reading(seeded_capture) as r:
+        assert grades.label_counts(r, "g1") == [("passed", 2)]  # b-0's re-grade wins
+        assert grades.label_counts(r, "g2") == [("no_call", 1)]
+        (case,) = grades.cases_with_label(r, "g2", "no_call")
+        assert grades.cases_with_label(r, "g1", "wrong_tool") == []
+    assert (case.case_id, case.exchange_id, case.label) == ("case-a1", "a-1", "no_call")

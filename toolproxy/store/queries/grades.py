@@ -187,3 +187,45 @@ def transcripts(
         ids,
     )
     return messages, calls
+
+
+_LATEST_OF_RUN = (
+    "SELECT * FROM grades WHERE run = $run "
+    "QUALIFY row_number() OVER (PARTITION BY case_id ORDER BY graded_at DESC) = 1"
+)
+
+
+def label_counts(r: Reader, run: str) -> list[tuple[str, int]]:
+    """(label, cases) over each case's latest grade in `run`, most frequent first
+    (`passed` and `not_graded` count as labels of their own)."""
+    return r.rows(
+        "SELECT CASE WHEN passed THEN 'passed' WHEN label IS NULL THEN 'not_graded' "
+        f"ELSE label END AS l, count(*) FROM ({_LATEST_OF_RUN}) GROUP BY l "
+        "ORDER BY 2 DESC, 1",
+        {"run": run},
+    )
+
+
+class FailureRow(NamedTuple):
+    """A case's latest grade in a run, with what was expected and what was called."""
+
+    case_id: str
+    exchange_id: str | None
+    session_id: str | None
+    model: str | None
+    label: str | None
+    reason: str | None
+    calls: Any  # the CallGrade list (JSON text)
+    expected_tools: Any
+    called_tools: Any
+
+
+def cases_with_label(r: Reader, run: str, label: str, limit: int = 1_000) -> list[FailureRow]:
+    """The cases whose latest grade in `run` earned `label`, by case id (up to `limit`)."""
+    return r.typed(
+        FailureRow,
+        "SELECT case_id, exchange_id, session_id, model, label, reason, calls, "
+        f"expected_tools, called_tools FROM ({_LATEST_OF_RUN}) WHERE label = $label "
+        "ORDER BY case_id LIMIT $limit",
+        {"run": run, "label": label, "limit": limit},
+    )

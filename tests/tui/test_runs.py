@@ -1,0 +1,100 @@
+"""toolproxy.tui.runs: the runs, a run's labels and the failure gallery, on a capture graded
+by the real `toolproxy grade`."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+
+import pytest
+from textual.worker import WorkerCancelled
+
+from tests.seeded import seed_capture
+from toolproxy.cli.main import main
+from toolproxy.tui.app import ToolproxyApp
+from toolproxy.tui.runs import GalleryScreen, LabelsScreen, RunsScreen
+
+CASES = """\
+- id: paris
+  exchange_id: a-0
+  expect: call
+  calls:
+    - tool: get_weather
+      args:
+        city: Rome
+- id: rome
+  exchange_id: a-1
+  expect: no_call
+- id: flights
+  exchange_id: b-0
+  expect: call
+  calls:
+    - tool: search
+      args:
+        q: hotels
+"""
+
+
+@pytest.fixture
+def graded(tmp_path):
+    capture = seed_capture(tmp_path / "cap")
+    cases = tmp_path / "cases.yaml"
+    cases.write_text(CASES)
+    with contextlib.redirect_stdout(io.StringIO()):
+        assert main(["grade", str(cases), "-c", str(capture), "--run", "t1"]) == 0
+    return capture
+
+
+async def settle(pilot) -> None:
+    for _ in range(3):
+        with contextlib.suppress(WorkerCancelled):
+            await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+
+
+def column(app, table: str) -> list[str]:
+    t = app.screen.query_one(table)
+    return [t.get_row_at(i)[0] for i in range(t.row_count)]
+
+
+async def test_runs_labels_and_the_gallery(graded):
+    app = ToolproxyApp(graded)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("g")
+        await settle(pilot)
+        assert isinstance(app.screen, RunsScreen)
+        assert column(app, "#runs") == ["g1", "g2", "t1"]
+        t1 = app.screen.query_one("#runs").get_row_at(2)
+        assert list(t1[1:4]) == ["3", "0", "0.0%"]
+        await pilot.press("down", "down", "enter")
+        await settle(pilot)
+        assert isinstance(app.screen, LabelsScreen)
+        assert column(app, "#labels") == ["hallucinated_param", "spurious_call"]
+        await pilot.press("enter")
+        await settle(pilot)
+        assert isinstance(app.screen, GalleryScreen)
+        first = str(app.screen.query_one("#case").content)
+        assert first.startswith("case flights · exchange b-0")
+        assert "q: hallucinated — expected 'hotels', got 'flights'" in first
+        assert str(app.screen.query_one("#status").content).startswith("case 1 of 2")
+        await pilot.press("n")
+        second = str(app.screen.query_one("#case").content)
+        assert "city: hallucinated — expected 'Rome', got 'Paris'" in second
+        await pilot.press("n")  # wraps around
+        assert str(app.screen.query_one("#case").content) == first
+        await pilot.press("escape", "escape", "escape")
+        await settle(pilot)
+        assert not isinstance(app.screen, (RunsScreen, LabelsScreen, GalleryScreen))
+
+
+async def test_a_capture_with_no_runs_says_how_to_make_one(tmp_path):
+    from tests.seeded import CaptureRows
+
+    capture = CaptureRows().write(tmp_path / "empty")
+    app = ToolproxyApp(capture)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press("g")
+        await settle(pilot)
+        assert "no graded runs yet" in str(app.screen.query_one("#status").content)

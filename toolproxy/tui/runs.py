@@ -1,0 +1,201 @@
+"""The runs screens: every grading run, a run's label counts, and the failure gallery
+(step through the cases that earned a label with `n` / `p`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Header, Static
+
+from toolproxy import store
+from toolproxy.store.queries import grades
+from toolproxy.store.queries.grades import FailureRow
+from toolproxy.store.rows import RunRow
+from toolproxy.tui.views import RUN_COLUMNS, failure_text, number, run_cells
+
+
+def _why(exc: Exception) -> str:
+    return f"{type(exc).__name__}: {exc}".splitlines()[0]
+
+
+class RunsScreen(Screen[None]):
+    """Every grading run, oldest first, with its label counts beside it."""
+
+    BINDINGS = [
+        Binding("escape", "app.pop_screen", "Back"),
+        Binding("enter", "labels", "Labels"),
+    ]
+
+    def __init__(self, capture: Path) -> None:
+        super().__init__()
+        self.capture = capture
+        self.runs: list[RunRow] = []
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield DataTable(id="runs", cursor_type="row", zebra_stripes=True)
+        yield Static("", id="status")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.title = "grading runs"
+        table = self.query_one("#runs", DataTable)
+        table.add_columns(*RUN_COLUMNS)
+        table.focus()
+        self.load()
+
+    @work(thread=True, exclusive=True, group="runs")
+    def load(self) -> None:
+        try:
+            with store.reading(self.capture) as r:
+                runs = grades.runs(r)
+        except Exception as exc:  # noqa: BLE001 - shown in the app
+            self.app.call_from_thread(self.set_status, f"cannot read the runs: {_why(exc)}")
+            return
+        self.app.call_from_thread(self.show, runs)
+
+    def show(self, runs: list[RunRow]) -> None:
+        self.runs = runs
+        table = self.query_one("#runs", DataTable)
+        table.clear()
+        for run in runs:
+            table.add_row(*run_cells(run), key=run.run)
+        self.set_status(
+            f"{len(runs)} run(s) · enter: its labels"
+            if runs
+            else "no graded runs yet: `toolproxy grade CASES --run NAME` makes one"
+        )
+
+    def set_status(self, text: str) -> None:
+        self.query_one("#status", Static).update(text)
+
+    def action_labels(self) -> None:
+        table = self.query_one("#runs", DataTable)
+        if self.runs and 0 <= table.cursor_row < len(self.runs):
+            self.app.push_screen(LabelsScreen(self.capture, self.runs[table.cursor_row].run))
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        self.action_labels()
+
+
+class LabelsScreen(Screen[None]):
+    """A run's label counts; enter opens the gallery of a label."""
+
+    BINDINGS = [
+        Binding("escape", "app.pop_screen", "Back"),
+        Binding("enter", "gallery", "Gallery"),
+    ]
+
+    def __init__(self, capture: Path, run: str) -> None:
+        super().__init__()
+        self.capture = capture
+        self.run_name = run
+        self.counts: list[tuple[str, int]] = []
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield DataTable(id="labels", cursor_type="row")
+        yield Static("", id="status")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.title = f"run {self.run_name}"
+        table = self.query_one("#labels", DataTable)
+        table.add_columns("label", "cases")
+        table.focus()
+        self.load()
+
+    @work(thread=True, exclusive=True, group="labels")
+    def load(self) -> None:
+        try:
+            with store.reading(self.capture) as r:
+                counts = grades.label_counts(r, self.run_name)
+        except Exception as exc:  # noqa: BLE001 - shown in the app
+            self.app.call_from_thread(self.set_status, f"cannot read the run: {_why(exc)}")
+            return
+        self.app.call_from_thread(self.show, counts)
+
+    def show(self, counts: list[tuple[str, int]]) -> None:
+        self.counts = counts
+        table = self.query_one("#labels", DataTable)
+        table.clear()
+        for label, n in counts:
+            table.add_row(label, number(n), key=label)
+        self.set_status("enter: step through the cases of a label")
+
+    def set_status(self, text: str) -> None:
+        self.query_one("#status", Static).update(text)
+
+    def action_gallery(self) -> None:
+        table = self.query_one("#labels", DataTable)
+        if self.counts and 0 <= table.cursor_row < len(self.counts):
+            label = self.counts[table.cursor_row][0]
+            if label not in ("passed", "not_graded"):
+                self.app.push_screen(GalleryScreen(self.capture, self.run_name, label))
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        self.action_gallery()
+
+
+class GalleryScreen(Screen[None]):
+    """Every case of a run that earned a label, one at a time (`n` next, `p` previous)."""
+
+    BINDINGS = [
+        Binding("escape", "app.pop_screen", "Back"),
+        Binding("n", "step(1)", "Next case"),
+        Binding("p", "step(-1)", "Previous case"),
+    ]
+
+    def __init__(self, capture: Path, run: str, label: str) -> None:
+        super().__init__()
+        self.capture = capture
+        self.run_name = run
+        self.label = label
+        self.cases: list[FailureRow] = []
+        self.at = 0
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with VerticalScroll():
+            yield Static("", id="case", markup=False)
+        yield Static("", id="status")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.title = f"{self.label} in {self.run_name}"
+        self.load()
+
+    @work(thread=True, exclusive=True, group="gallery")
+    def load(self) -> None:
+        try:
+            with store.reading(self.capture) as r:
+                cases = grades.cases_with_label(r, self.run_name, self.label)
+        except Exception as exc:  # noqa: BLE001 - shown in the app
+            self.app.call_from_thread(self.set_status, f"cannot read the cases: {_why(exc)}")
+            return
+        self.app.call_from_thread(self.show, cases)
+
+    def show(self, cases: list[FailureRow]) -> None:
+        self.cases, self.at = cases, 0
+        self.render_case()
+
+    def render_case(self) -> None:
+        if not self.cases:
+            self.query_one("#case", Static).update("")
+            self.set_status(f"no case earned {self.label} in {self.run_name}")
+            return
+        self.query_one("#case", Static).update("\n".join(failure_text(self.cases[self.at])))
+        self.set_status(f"case {self.at + 1} of {len(self.cases)} · n next · p previous")
+
+    def set_status(self, text: str) -> None:
+        self.query_one("#status", Static).update(text)
+
+    def action_step(self, by: int) -> None:
+        if self.cases:
+            self.at = (self.at + by) % len(self.cases)
+            self.render_case()
