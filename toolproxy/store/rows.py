@@ -138,3 +138,17 @@ class RunRow(NamedTuple):
     passed: int
     first_graded: str
     last_graded: str
+
+
+class FailureRow(NamedTuple):
+    """A case's latest grade in a run, with what was expected and what was called."""
+
+    case_id: str
+    exchange_id: str | None
+    session_id: str | None
+    model: str | None
+    label: str | None
+    reason: str | None
+    calls: Any  # the CallGrade list (JSON text)
+    expected_tools: Any
+    called_tools: Any

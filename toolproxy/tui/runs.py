@@ -14,8 +14,7 @@ from textual.widgets import DataTable, Footer, Header, Static
 
 from toolproxy import store
 from toolproxy.store.queries import grades
-from toolproxy.store.queries.grades import FailureRow
-from toolproxy.store.rows import RunRow
+from toolproxy.store.rows import FailureRow, RunRow
 from toolproxy.tui.views import RUN_COLUMNS, failure_text, number, run_cells
 
 

@@ -6,8 +6,7 @@ import json
 from datetime import datetime
 from typing import Any
 
-from toolproxy.store.queries.grades import FailureRow
-from toolproxy.store.rows import ExchangeDetail, RunRow, SessionRow
+from toolproxy.store.rows import ExchangeDetail, FailureRow, RunRow, SessionRow
 
 SESSION_COLUMNS = (
     "session",

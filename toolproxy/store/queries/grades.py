@@ -7,7 +7,7 @@ from typing import Any, NamedTuple
 
 from toolproxy.store.filters import in_ids
 from toolproxy.store.reader import Reader
-from toolproxy.store.rows import CallRow, RunRow
+from toolproxy.store.rows import CallRow, FailureRow, RunRow
 from toolproxy.store.tables import TABLES
 
 GRADE_COLUMNS = list(TABLES["grades"])
@@ -204,20 +204,6 @@ def label_counts(r: Reader, run: str) -> list[tuple[str, int]]:
         "ORDER BY 2 DESC, 1",
         {"run": run},
     )
-
-
-class FailureRow(NamedTuple):
-    """A case's latest grade in a run, with what was expected and what was called."""
-
-    case_id: str
-    exchange_id: str | None
-    session_id: str | None
-    model: str | None
-    label: str | None
-    reason: str | None
-    calls: Any  # the CallGrade list (JSON text)
-    expected_tools: Any
-    called_tools: Any
 
 
 def cases_with_label(r: Reader, run: str, label: str, limit: int = 1_000) -> list[FailureRow]:
