@@ -12,7 +12,7 @@ from textual.worker import WorkerCancelled
 from tests.seeded import seed_capture
 from toolproxy.cli.main import main
 from toolproxy.tui.app import ToolproxyApp
-from toolproxy.tui.runs import GalleryScreen, LabelsScreen, RunsScreen
+from toolproxy.tui.runs import DiffScreen, GalleryScreen, LabelsScreen, RunsScreen
 
 CASES = """\
 - id: paris
@@ -97,4 +97,25 @@ async def test_a_capture_with_no_runs_says_how_to_make_one(tmp_path):
         await settle(pilot)
         await pilot.press("g")
         await settle(pilot)
-        assert "no graded runs yet" in str(app.screen.query_one("#status").content)
+        assert "no runs yet" in str(app.screen.query_one("#status").content)
+
+
+async def test_a_replay_run_opens_its_diffs(seeded_capture):
+    app = ToolproxyApp(seeded_capture)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("g")
+        await settle(pilot)
+        assert column(app, "#replays") == ["rp"]
+        await pilot.press("tab", "enter")
+        await settle(pilot)
+        assert isinstance(app.screen, DiffScreen)
+        rows = [app.screen.query_one("#diffs").get_row_at(i) for i in range(2)]
+        assert [list(r[5:]) for r in rows] == [
+            ['get_weather({"city":"Paris"})', 'get_weather({"city":"Paris"})', "same"],
+            ['get_weather({"city":"Rome"})', 'search({"q":"Rome"})', "tool wrong_tool"],
+        ]
+        await pilot.press("c")
+        await settle(pilot)
+        assert app.screen.query_one("#diffs").row_count == 1
+        assert "1 changed calls" in str(app.screen.query_one("#status").content)

@@ -18,7 +18,8 @@ keys (every screen shows its own in the footer; ctrl+p: the command palette)
   enter      open the session, then a turn's exchange
   ] [        next / previous page
   r          reload (the sessions list also follows a live capture by itself)
-  g          grading runs; enter: a run's labels; enter: the cases of a label (n / p)
+  g          runs: grading runs (enter: labels, then a label's cases, n / p) and
+             replay runs (tab, enter: recorded vs replayed calls, c: only changed)
   ?          this help
 """
 

@@ -13,9 +13,18 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
 
 from toolproxy import store
-from toolproxy.store.queries import grades
+from toolproxy.store.queries import grades, replays
 from toolproxy.store.rows import FailureRow, RunRow
-from toolproxy.tui.views import RUN_COLUMNS, failure_text, number, run_cells
+from toolproxy.tui.views import (
+    DIFF_COLUMNS,
+    REPLAY_COLUMNS,
+    RUN_COLUMNS,
+    diff_cells,
+    failure_text,
+    number,
+    replay_cells,
+    run_cells,
+)
 
 
 def _why(exc: Exception) -> str:
@@ -23,28 +32,31 @@ def _why(exc: Exception) -> str:
 
 
 class RunsScreen(Screen[None]):
-    """Every grading run, oldest first, with its label counts beside it."""
+    """Every grading run and every replay run, oldest first (tab: the other table)."""
 
     BINDINGS = [
         Binding("escape", "app.pop_screen", "Back"),
-        Binding("enter", "labels", "Labels"),
+        Binding("enter", "open", "Open"),
     ]
 
     def __init__(self, capture: Path) -> None:
         super().__init__()
         self.capture = capture
         self.runs: list[RunRow] = []
+        self.replays: list[tuple[object, ...]] = []
 
     def compose(self) -> ComposeResult:
         yield Header()
         yield DataTable(id="runs", cursor_type="row", zebra_stripes=True)
+        yield DataTable(id="replays", cursor_type="row", zebra_stripes=True)
         yield Static("", id="status")
         yield Footer()
 
     def on_mount(self) -> None:
-        self.title = "grading runs"
+        self.title = "runs"
         table = self.query_one("#runs", DataTable)
         table.add_columns(*RUN_COLUMNS)
+        self.query_one("#replays", DataTable).add_columns(*REPLAY_COLUMNS)
         table.focus()
         self.load()
 
@@ -53,33 +65,46 @@ class RunsScreen(Screen[None]):
         try:
             with store.reading(self.capture) as r:
                 runs = grades.runs(r)
+                replay_runs = replays.runs(r)
         except Exception as exc:  # noqa: BLE001 - shown in the app
             self.app.call_from_thread(self.set_status, f"cannot read the runs: {_why(exc)}")
             return
-        self.app.call_from_thread(self.show, runs)
+        self.app.call_from_thread(self.show, runs, replay_runs)
 
-    def show(self, runs: list[RunRow]) -> None:
-        self.runs = runs
+    def show(self, runs: list[RunRow], replay_runs: list[tuple[object, ...]]) -> None:
+        self.runs, self.replays = runs, replay_runs
         table = self.query_one("#runs", DataTable)
         table.clear()
         for run in runs:
             table.add_row(*run_cells(run), key=run.run)
+        other = self.query_one("#replays", DataTable)
+        other.clear()
+        for replay in replay_runs:
+            other.add_row(*replay_cells(replay), key=str(replay[0]))
+        if not runs and not replay_runs:
+            self.set_status("no runs yet: `toolproxy grade CASES --run NAME` makes one")
+            return
         self.set_status(
-            f"{len(runs)} run(s) · enter: its labels"
-            if runs
-            else "no graded runs yet: `toolproxy grade CASES --run NAME` makes one"
+            f"{len(runs)} grading run(s), {len(replay_runs)} replay run(s) · "
+            "enter: labels / diffs · tab: the other table"
         )
 
     def set_status(self, text: str) -> None:
         self.query_one("#status", Static).update(text)
 
-    def action_labels(self) -> None:
+    def action_open(self) -> None:
+        focused = self.focused
+        if isinstance(focused, DataTable) and focused.id == "replays":
+            if self.replays and 0 <= focused.cursor_row < len(self.replays):
+                run = str(self.replays[focused.cursor_row][0])
+                self.app.push_screen(DiffScreen(self.capture, run))
+            return
         table = self.query_one("#runs", DataTable)
         if self.runs and 0 <= table.cursor_row < len(self.runs):
             self.app.push_screen(LabelsScreen(self.capture, self.runs[table.cursor_row].run))
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
-        self.action_labels()
+        self.action_open()
 
 
 class LabelsScreen(Screen[None]):
@@ -198,3 +223,56 @@ class GalleryScreen(Screen[None]):
         if self.cases:
             self.at = (self.at + by) % len(self.cases)
             self.render_case()
+
+
+class DiffScreen(Screen[None]):
+    """A replay run's calls: recorded vs replayed tool and arguments, and the label."""
+
+    BINDINGS = [
+        Binding("escape", "app.pop_screen", "Back"),
+        Binding("c", "changed", "Only changed"),
+    ]
+
+    def __init__(self, capture: Path, run: str) -> None:
+        super().__init__()
+        self.capture = capture
+        self.run_name = run
+        self.changed_only = False
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        yield DataTable(id="diffs", cursor_type="row", zebra_stripes=True)
+        yield Static("", id="status")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.title = f"replay {self.run_name}"
+        table = self.query_one("#diffs", DataTable)
+        table.add_columns(*DIFF_COLUMNS)
+        table.focus()
+        self.load()
+
+    @work(thread=True, exclusive=True, group="diffs")
+    def load(self) -> None:
+        try:
+            with store.reading(self.capture) as r:
+                diffs = replays.diffs(r, self.run_name, [], self.changed_only)
+        except Exception as exc:  # noqa: BLE001 - shown in the app
+            self.app.call_from_thread(self.set_status, f"cannot read the diffs: {_why(exc)}")
+            return
+        self.app.call_from_thread(self.show, diffs)
+
+    def show(self, diffs: list[dict[str, object]]) -> None:
+        table = self.query_one("#diffs", DataTable)
+        table.clear()
+        for d in diffs:
+            table.add_row(*diff_cells(d))
+        which = "changed calls" if self.changed_only else "calls"
+        self.set_status(f"{len(diffs)} {which} · c: only the changed ones / all")
+
+    def set_status(self, text: str) -> None:
+        self.query_one("#status", Static).update(text)
+
+    def action_changed(self) -> None:
+        self.changed_only = not self.changed_only
+        self.load()

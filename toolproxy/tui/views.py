@@ -230,3 +230,46 @@ def _tools(value: Any) -> str:
     if isinstance(value, str):
         value = json.loads(value)
     return ", ".join(value) if value else "nothing"
+
+
+REPLAY_COLUMNS = ("replay run", "candidates", "cells", "completed", "failed", "last finished")
+DIFF_COLUMNS = ("candidate", "item", "repeat", "step", "call", "recorded", "replayed", "")
+
+
+def replay_cells(run: tuple[Any, ...]) -> tuple[str, ...]:
+    name, candidates, cells, completed, failed, _, last = run
+    return (
+        name,
+        number(candidates),
+        number(cells),
+        number(completed),
+        number(failed),
+        str(last)[:19].replace("T", " "),
+    )
+
+
+def call_text(tool: str | None, arguments: Any) -> str:
+    if tool is None:
+        return "(none)"
+    value = json.loads(arguments) if isinstance(arguments, str) else arguments
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return f"{tool}({text})"
+
+
+def diff_cells(d: dict[str, Any]) -> tuple[str, ...]:
+    same = (
+        "same"
+        if d["same_tool"] and d["same_arguments"]
+        else ("tool" if not d["same_tool"] else "args")
+    )
+    verdict = f"{same} {d['label']}" if d.get("label") else same
+    return (
+        d["candidate"],
+        d["item_id"],
+        str(d["repeat"]),
+        str(d["step"]),
+        str(d["index"]),
+        call_text(d["recorded_tool"], d["recorded_arguments"]),
+        call_text(d["replayed_tool"], d["replayed_arguments"]),
+        verdict,
+    )

@@ -30,3 +30,10 @@ def test_diffs_filtered_by_candidate_and_change(seeded_capture):
 def test_recorded_speed_of_the_re_sent_exchanges(seeded_capture):
     with store.reading(seeded_capture) as r:
         assert replays.recorded_speed(r, ["a-0"]) == [("gpt-a-2026", 100.0, 50.0)]
+
+
+def test_replay_runs_with_their_cell_counts(seeded_capture):
+    with store.reading(seeded_capture) as r:
+        ((run, candidates, cells, completed, failed, first, last),) = replays.runs(r)
+    assert (run, candidates, cells, completed, failed) == ("rp", 1, 2, 1, 1)
+    assert first < last

@@ -54,3 +54,15 @@ def recorded_speed(r: Reader, exchange_ids: list[str]) -> list[tuple[str | None,
         f"WHERE {in_ids('exchange_id', 'ids')}",
         {"ids": exchange_ids},
     )
+
+
+def runs(r: Reader) -> list[tuple[str, int, int, int, int, str, str]]:
+    """Every replay run, oldest first: (run, candidates, cells, completed, failed, first
+    finished, last finished), one row per cell (its latest)."""
+    return r.rows(
+        "SELECT run, count(DISTINCT candidate), count(*), "
+        "count(*) FILTER (WHERE status = 'completed'), count(*) FILTER (WHERE status = 'failed'), "
+        "min(finished_at), max(finished_at) FROM (SELECT * FROM replay_cells QUALIFY "
+        "row_number() OVER (PARTITION BY run, candidate, item_id, repeat "
+        "ORDER BY finished_at DESC) = 1) GROUP BY run ORDER BY min(finished_at), run"
+    )
