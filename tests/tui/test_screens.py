@@ -133,3 +133,21 @@ async def test_new_sessions_appear_while_the_app_is_open(tmp_path, monkeypatch):
                 break
         assert rows(app)[0] == "s-new"
         assert status(app) == "sessions 1-6 of 6"
+
+
+async def test_copy_a_turns_calls_and_export_the_sessions(seeded_capture, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    app = ToolproxyApp(seeded_capture)
+    copied: list[str] = []
+    monkeypatch.setattr(app, "copy_to_clipboard", copied.append)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("e")
+        (written,) = tmp_path.glob("toolproxy-sessions-*.csv")
+        assert written.read_text().splitlines()[0].startswith("session,models,first seen")
+        assert len(written.read_text().splitlines()) == 6
+        await pilot.press("down", "down", "down", "enter")  # s-b
+        await settle(pilot)
+        await pilot.press("y", "x")
+        assert '"name": "search"' in copied[0]
+        assert copied[1].startswith("curl -X POST http://h/v1/messages")

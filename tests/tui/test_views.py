@@ -3,9 +3,21 @@ capture)."""
 
 from __future__ import annotations
 
+import json
+import shlex
+
 from toolproxy import store
 from toolproxy.store.queries import exchanges
-from toolproxy.tui.views import exchange_text, pretty, session_cells, transcript, turn_cells
+from toolproxy.tui.views import (
+    calls_json,
+    curl_command,
+    exchange_text,
+    pretty,
+    session_cells,
+    table_csv,
+    transcript,
+    turn_cells,
+)
 
 
 def details(capture, *ids):
@@ -61,3 +73,65 @@ def test_an_exchange_shows_its_request_and_its_parse(seeded_capture):
     assert "parse partial" in text
     assert pretty('{"a":1}') == '{\n  "a": 1\n}'
     assert pretty("not json") == "not json"
+
+
+def test_calls_as_json_and_the_request_as_curl(seeded_capture, tmp_path):
+    (a0,) = details(seeded_capture, "a-0")
+    assert json.loads(calls_json(a0)) == [
+        {"name": "get_weather", "call_id": "c1", "arguments": {"city": "Paris"}}
+    ]
+    words = shlex.split(curl_command(a0))
+    assert words[:4] == ["curl", "-X", "POST", "http://h/v1/chat/completions"]
+
+
+def test_a_curl_keeps_stored_headers_redacted_and_drops_the_ones_curl_sets():
+    from datetime import UTC, datetime
+
+    from toolproxy.store.rows import ExchangeDetail, ExchangeRow
+
+    row = ExchangeRow(
+        "x",
+        "s",
+        datetime(2026, 1, 1, tzinfo=UTC),
+        "openai_chat",
+        "m",
+        False,
+        200,
+        None,
+        "ok",
+        "stop",
+        1.0,
+        2.0,
+        1,
+        1,
+        0,
+        "p",
+    )
+    request = {
+        "method": "POST",
+        "scheme": "https",
+        "host": "api.openai.com",
+        "port": 443,
+        "path": "/v1/chat/completions",
+        "body_encoding": "utf-8",
+        "request_headers": '{"authorization": "Bearer [REDACTED]", "content-length": "9", '
+        '"content-type": "application/json"}',
+        "request_body": '{"a":"it\'s"}',
+    }
+    command = curl_command(ExchangeDetail(row, request, [], [], [], []))
+    assert shlex.split(command) == [
+        "curl",
+        "-X",
+        "POST",
+        "https://api.openai.com/v1/chat/completions",
+        "-H",
+        "authorization: Bearer [REDACTED]",
+        "-H",
+        "content-type: application/json",
+        "--data-raw",
+        '{"a":"it\'s"}',
+    ]
+
+
+def test_a_table_as_csv():
+    assert table_csv(("a", "b"), [("1", "x,y")]) == 'a,b\r\n1,"x,y"\r\n'

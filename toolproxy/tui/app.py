@@ -20,6 +20,8 @@ keys (every screen shows its own in the footer; ctrl+p: the command palette)
   r          reload (the sessions list also follows a live capture by itself)
   g          runs: grading runs (enter: labels, then a label's cases, n / p) and
              replay runs (tab, enter: recorded vs replayed calls, c: only changed)
+  y / x      copy the turn's calls as JSON / the request as curl (secrets redacted)
+  e          export the table shown as CSV (working directory)
   ?          this help
 """
 

@@ -7,6 +7,7 @@ never freezes and a proxy or `compact` is never kept waiting; results come back 
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path
 
 from textual import work
@@ -24,8 +25,11 @@ from toolproxy.tui.filterbar import FilterError, describe, parse_filter
 from toolproxy.tui.views import (
     SESSION_COLUMNS,
     TURN_COLUMNS,
+    calls_json,
+    curl_command,
     exchange_text,
     session_cells,
+    table_csv,
     transcript,
     turn_cells,
 )
@@ -48,6 +52,7 @@ class SessionsScreen(Screen[None]):
         Binding("right_square_bracket", "next_page", "Next page"),
         Binding("left_square_bracket", "previous_page", "Prev page"),
         Binding("r", "reload", "Reload"),
+        Binding("e", "export", "Export CSV"),
         Binding("escape", "clear_filter", "Clear filter", show=False),
     ]
 
@@ -169,6 +174,9 @@ class SessionsScreen(Screen[None]):
     def action_reload(self) -> None:
         self.load()
 
+    def action_export(self) -> None:
+        export(self, "sessions", SESSION_COLUMNS, [session_cells(s) for s in self.page])
+
     def action_open(self) -> None:
         table = self.query_one("#sessions", DataTable)
         if self.page and 0 <= table.cursor_row < len(self.page):
@@ -185,6 +193,9 @@ class TranscriptScreen(Screen[None]):
     BINDINGS = [
         Binding("escape", "app.pop_screen", "Back"),
         Binding("enter", "open", "Exchange"),
+        Binding("y", "copy_calls", "Copy calls"),
+        Binding("x", "copy_curl", "Copy curl"),
+        Binding("e", "export", "Export CSV"),
         Binding("r", "reload", "Reload"),
     ]
 
@@ -237,10 +248,31 @@ class TranscriptScreen(Screen[None]):
     def action_reload(self) -> None:
         self.load()
 
-    def action_open(self) -> None:
+    def selected(self) -> ExchangeDetail | None:
         table = self.query_one("#turns", DataTable)
         if self.turns and 0 <= table.cursor_row < len(self.turns):
-            self.app.push_screen(ExchangeScreen(self.turns[table.cursor_row]))
+            return self.turns[table.cursor_row]
+        return None
+
+    def action_open(self) -> None:
+        turn = self.selected()
+        if turn is not None:
+            self.app.push_screen(ExchangeScreen(turn))
+
+    def action_copy_calls(self) -> None:
+        turn = self.selected()
+        if turn is not None:
+            copy(self, calls_json(turn), f"{len(turn.calls)} call(s) as JSON")
+
+    def action_copy_curl(self) -> None:
+        turn = self.selected()
+        if turn is not None:
+            copy(self, curl_command(turn), "the request as curl (secrets stay redacted)")
+
+    def action_export(self) -> None:
+        export(
+            self, f"session-{self.session_id}", TURN_COLUMNS, [turn_cells(t) for t in self.turns]
+        )
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         self.action_open()
@@ -249,7 +281,11 @@ class TranscriptScreen(Screen[None]):
 class ExchangeScreen(Screen[None]):
     """One exchange: status, parse result, headers (already redacted) and bodies."""
 
-    BINDINGS = [Binding("escape", "app.pop_screen", "Back")]
+    BINDINGS = [
+        Binding("escape", "app.pop_screen", "Back"),
+        Binding("x", "copy_curl", "Copy curl"),
+        Binding("y", "copy_calls", "Copy calls"),
+    ]
 
     def __init__(self, detail: ExchangeDetail) -> None:
         super().__init__()
@@ -263,3 +299,29 @@ class ExchangeScreen(Screen[None]):
 
     def on_mount(self) -> None:
         self.title = f"exchange {self.detail.exchange.exchange_id}"
+
+    def action_copy_curl(self) -> None:
+        copy(self, curl_command(self.detail), "the request as curl (secrets stay redacted)")
+
+    def action_copy_calls(self) -> None:
+        copy(self, calls_json(self.detail), f"{len(self.detail.calls)} call(s) as JSON")
+
+
+def copy(screen: Screen[None], text: str, what: str) -> None:
+    """Put `text` on the terminal's clipboard (OSC 52) and say so."""
+    screen.app.copy_to_clipboard(text)
+    screen.notify(f"copied {what}")
+
+
+def export(
+    screen: Screen[None], name: str, columns: tuple[str, ...], rows: list[tuple[str, ...]]
+) -> None:
+    """Write the table shown as CSV in the working directory and say where."""
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
+    path = Path(f"toolproxy-{name}-{stamp}.csv")
+    try:
+        path.write_text(table_csv(columns, rows), encoding="utf-8")
+    except OSError as exc:
+        screen.notify(f"could not write {path}: {exc}", severity="error")
+        return
+    screen.notify(f"wrote {len(rows)} row(s) to {path.resolve()}")

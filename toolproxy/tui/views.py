@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import csv
+import io
 import json
+import shlex
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -273,3 +277,47 @@ def diff_cells(d: dict[str, Any]) -> tuple[str, ...]:
         call_text(d["replayed_tool"], d["replayed_arguments"]),
         verdict,
     )
+
+
+def calls_json(d: ExchangeDetail) -> str:
+    """The turn's tool calls as JSON (name, id, arguments parsed where they parse)."""
+    calls = [
+        {
+            "name": c.name,
+            "call_id": c.call_id,
+            "arguments": c.arguments if c.parse_error is None else c.arguments_raw,
+        }
+        for c in d.calls
+    ]
+    return json.dumps(calls, indent=2, ensure_ascii=False)
+
+
+# Headers curl sets itself, or that would not match a re-sent body.
+_CURL_SKIP = {"host", "content-length", "transfer-encoding", "connection", "accept-encoding"}
+
+
+def curl_command(d: ExchangeDetail) -> str:
+    """The request as a `curl` command. Headers are as stored: secrets already redacted, so
+    the command needs the real key put back to run."""
+    q = d.request
+    port = q.get("port")
+    default = (q.get("scheme"), port) in (("https", 443), ("http", 80))
+    url = f"{q.get('scheme')}://{q.get('host')}{'' if default else f':{port}'}{q.get('path')}"
+    parts = ["curl", "-X", str(q.get("method") or "POST"), shlex.quote(url)]
+    headers = q.get("request_headers")
+    headers = json.loads(headers) if isinstance(headers, str) else headers or {}
+    for name, value in headers.items():
+        if name.lower() not in _CURL_SKIP:
+            parts += ["-H", shlex.quote(f"{name}: {value}")]
+    body = q.get("request_body")
+    if body and q.get("body_encoding") in (None, "utf-8", "text"):
+        parts += ["--data-raw", shlex.quote(body)]
+    return " ".join(parts)
+
+
+def table_csv(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow(columns)
+    writer.writerows(rows)
+    return out.getvalue()
