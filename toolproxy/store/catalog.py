@@ -53,6 +53,23 @@ DERIVED_VIEWS = (
     "call_results",
 )
 
+# A session's row, over the exchanges `e` of the session (the `sessions` view, and the
+# store's filtered sessions pages, which aggregate only the exchanges a filter selects).
+_MODEL = "coalesce(e.model_returned, e.model_requested)"
+SESSION_COLUMNS = f"""e.session_id,
+    min(e.started_at) AS first_seen,
+    max(coalesce(e.ended_at, e.started_at)) AS last_seen,
+    count(*) AS exchanges,
+    list_sort(list(DISTINCT {_MODEL}) FILTER (WHERE {_MODEL} IS NOT NULL)) AS models,
+    coalesce(sum(c.n), 0)::BIGINT AS tool_calls,
+    count(*) FILTER (WHERE e.error_kind IS NOT NULL OR e.status_code >= 400) AS errors,
+    count(*) FILTER (WHERE e.parse_status IN ('error', 'partial')) AS parse_failures,
+    sum(e.input_tokens) AS input_tokens,
+    sum(e.output_tokens) AS output_tokens"""
+SESSION_CALLS = (
+    "LEFT JOIN (SELECT exchange_id, count(*) AS n FROM tool_calls GROUP BY 1) c USING (exchange_id)"
+)
+
 BOOKKEEPING = [
     "CREATE TABLE IF NOT EXISTS meta (key VARCHAR PRIMARY KEY, value VARCHAR)",
     "CREATE TABLE IF NOT EXISTS compacted_segments (file VARCHAR PRIMARY KEY, "
@@ -192,19 +209,7 @@ def view_ddl(
         )
     model = "coalesce(e.model_returned, e.model_requested)"
     statements.append(f"""{create} sessions AS
-        SELECT e.session_id,
-            min(e.started_at) AS first_seen,
-            max(coalesce(e.ended_at, e.started_at)) AS last_seen,
-            count(*) AS exchanges,
-            list_sort(list(DISTINCT {model}) FILTER (WHERE {model} IS NOT NULL)) AS models,
-            coalesce(sum(c.n), 0)::BIGINT AS tool_calls,
-            count(*) FILTER (WHERE e.error_kind IS NOT NULL OR e.status_code >= 400) AS errors,
-            count(*) FILTER (WHERE e.parse_status IN ('error', 'partial')) AS parse_failures,
-            sum(e.input_tokens) AS input_tokens,
-            sum(e.output_tokens) AS output_tokens
-        FROM exchanges e
-        LEFT JOIN (SELECT exchange_id, count(*) AS n FROM tool_calls GROUP BY 1) c
-            USING (exchange_id)
+        SELECT {SESSION_COLUMNS} FROM exchanges e {SESSION_CALLS}
         GROUP BY e.session_id""")
     statements.append(f"""{create} calls AS
         SELECT c.*, {model} AS model, e.wire_format, e.proxy_id, e.status_code,

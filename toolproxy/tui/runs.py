@@ -5,16 +5,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
-from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static
 
-from toolproxy import store
 from toolproxy.store.queries import grades, replays
 from toolproxy.store.rows import FailureRow, RunRow
+from toolproxy.tui.base import StoreScreen
 from toolproxy.tui.views import (
     DIFF_COLUMNS,
     REPLAY_COLUMNS,
@@ -27,11 +25,7 @@ from toolproxy.tui.views import (
 )
 
 
-def _why(exc: Exception) -> str:
-    return f"{type(exc).__name__}: {exc}".splitlines()[0]
-
-
-class RunsScreen(Screen[None]):
+class RunsScreen(StoreScreen):
     """Every grading run and every replay run, oldest first (tab: the other table)."""
 
     BINDINGS = [
@@ -40,8 +34,7 @@ class RunsScreen(Screen[None]):
     ]
 
     def __init__(self, capture: Path) -> None:
-        super().__init__()
-        self.capture = capture
+        super().__init__(capture)
         self.runs: list[RunRow] = []
         self.replays: list[tuple[object, ...]] = []
 
@@ -60,16 +53,13 @@ class RunsScreen(Screen[None]):
         table.focus()
         self.load()
 
-    @work(thread=True, exclusive=True, group="runs")
     def load(self) -> None:
-        try:
-            with store.reading(self.capture) as r:
-                runs = grades.runs(r)
-                replay_runs = replays.runs(r)
-        except Exception as exc:  # noqa: BLE001 - shown in the app
-            self.app.call_from_thread(self.set_status, f"cannot read the runs: {_why(exc)}")
-            return
-        self.app.call_from_thread(self.show, runs, replay_runs)
+        self.read(
+            "the runs",
+            lambda r: (grades.runs(r), replays.runs(r)),
+            lambda found: self.show(*found),
+            "runs",
+        )
 
     def show(self, runs: list[RunRow], replay_runs: list[tuple[object, ...]]) -> None:
         self.runs, self.replays = runs, replay_runs
@@ -89,9 +79,6 @@ class RunsScreen(Screen[None]):
             "enter: labels / diffs · tab: the other table"
         )
 
-    def set_status(self, text: str) -> None:
-        self.query_one("#status", Static).update(text)
-
     def action_open(self) -> None:
         focused = self.focused
         if isinstance(focused, DataTable) and focused.id == "replays":
@@ -107,7 +94,7 @@ class RunsScreen(Screen[None]):
         self.action_open()
 
 
-class LabelsScreen(Screen[None]):
+class LabelsScreen(StoreScreen):
     """A run's label counts; enter opens the gallery of a label."""
 
     BINDINGS = [
@@ -116,8 +103,7 @@ class LabelsScreen(Screen[None]):
     ]
 
     def __init__(self, capture: Path, run: str) -> None:
-        super().__init__()
-        self.capture = capture
+        super().__init__(capture)
         self.run_name = run
         self.counts: list[tuple[str, int]] = []
 
@@ -134,15 +120,8 @@ class LabelsScreen(Screen[None]):
         table.focus()
         self.load()
 
-    @work(thread=True, exclusive=True, group="labels")
     def load(self) -> None:
-        try:
-            with store.reading(self.capture) as r:
-                counts = grades.label_counts(r, self.run_name)
-        except Exception as exc:  # noqa: BLE001 - shown in the app
-            self.app.call_from_thread(self.set_status, f"cannot read the run: {_why(exc)}")
-            return
-        self.app.call_from_thread(self.show, counts)
+        self.read("the run", lambda r: grades.label_counts(r, self.run_name), self.show, "labels")
 
     def show(self, counts: list[tuple[str, int]]) -> None:
         self.counts = counts
@@ -151,9 +130,6 @@ class LabelsScreen(Screen[None]):
         for label, n in counts:
             table.add_row(label, number(n), key=label)
         self.set_status("enter: step through the cases of a label")
-
-    def set_status(self, text: str) -> None:
-        self.query_one("#status", Static).update(text)
 
     def action_gallery(self) -> None:
         table = self.query_one("#labels", DataTable)
@@ -166,7 +142,7 @@ class LabelsScreen(Screen[None]):
         self.action_gallery()
 
 
-class GalleryScreen(Screen[None]):
+class GalleryScreen(StoreScreen):
     """Every case of a run that earned a label, one at a time (`n` next, `p` previous)."""
 
     BINDINGS = [
@@ -176,8 +152,7 @@ class GalleryScreen(Screen[None]):
     ]
 
     def __init__(self, capture: Path, run: str, label: str) -> None:
-        super().__init__()
-        self.capture = capture
+        super().__init__(capture)
         self.run_name = run
         self.label = label
         self.cases: list[FailureRow] = []
@@ -194,15 +169,13 @@ class GalleryScreen(Screen[None]):
         self.title = f"{self.label} in {self.run_name}"
         self.load()
 
-    @work(thread=True, exclusive=True, group="gallery")
     def load(self) -> None:
-        try:
-            with store.reading(self.capture) as r:
-                cases = grades.cases_with_label(r, self.run_name, self.label)
-        except Exception as exc:  # noqa: BLE001 - shown in the app
-            self.app.call_from_thread(self.set_status, f"cannot read the cases: {_why(exc)}")
-            return
-        self.app.call_from_thread(self.show, cases)
+        self.read(
+            "the cases",
+            lambda r: grades.cases_with_label(r, self.run_name, self.label),
+            self.show,
+            "gallery",
+        )
 
     def show(self, cases: list[FailureRow]) -> None:
         self.cases, self.at = cases, 0
@@ -216,16 +189,13 @@ class GalleryScreen(Screen[None]):
         self.query_one("#case", Static).update("\n".join(failure_text(self.cases[self.at])))
         self.set_status(f"case {self.at + 1} of {len(self.cases)} · n next · p previous")
 
-    def set_status(self, text: str) -> None:
-        self.query_one("#status", Static).update(text)
-
     def action_step(self, by: int) -> None:
         if self.cases:
             self.at = (self.at + by) % len(self.cases)
             self.render_case()
 
 
-class DiffScreen(Screen[None]):
+class DiffScreen(StoreScreen):
     """A replay run's calls: recorded vs replayed tool and arguments, and the label."""
 
     BINDINGS = [
@@ -234,8 +204,7 @@ class DiffScreen(Screen[None]):
     ]
 
     def __init__(self, capture: Path, run: str) -> None:
-        super().__init__()
-        self.capture = capture
+        super().__init__(capture)
         self.run_name = run
         self.changed_only = False
 
@@ -252,15 +221,13 @@ class DiffScreen(Screen[None]):
         table.focus()
         self.load()
 
-    @work(thread=True, exclusive=True, group="diffs")
     def load(self) -> None:
-        try:
-            with store.reading(self.capture) as r:
-                diffs = replays.diffs(r, self.run_name, [], self.changed_only)
-        except Exception as exc:  # noqa: BLE001 - shown in the app
-            self.app.call_from_thread(self.set_status, f"cannot read the diffs: {_why(exc)}")
-            return
-        self.app.call_from_thread(self.show, diffs)
+        self.read(
+            "the diffs",
+            lambda r: replays.diffs(r, self.run_name, [], self.changed_only),
+            self.show,
+            "diffs",
+        )
 
     def show(self, diffs: list[dict[str, object]]) -> None:
         table = self.query_one("#diffs", DataTable)
@@ -269,9 +236,6 @@ class DiffScreen(Screen[None]):
             table.add_row(*diff_cells(d))
         which = "changed calls" if self.changed_only else "calls"
         self.set_status(f"{len(diffs)} {which} · c: only the changed ones / all")
-
-    def set_status(self, text: str) -> None:
-        self.query_one("#status", Static).update(text)
 
     def action_changed(self) -> None:
         self.changed_only = not self.changed_only

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
-from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
@@ -20,7 +20,9 @@ from textual.widgets import DataTable, Footer, Header, Input, Static
 from toolproxy import store
 from toolproxy.store.filters import ExchangeFilter
 from toolproxy.store.queries import exchanges
+from toolproxy.store.reader import Reader
 from toolproxy.store.rows import ExchangeDetail, SessionRow
+from toolproxy.tui.base import StoreScreen
 from toolproxy.tui.filterbar import FilterError, describe, parse_filter
 from toolproxy.tui.views import (
     SESSION_COLUMNS,
@@ -39,11 +41,7 @@ LIVE_POLL_S = 1.0
 TURNS_LIMIT = 2_000
 
 
-def _why(exc: Exception) -> str:
-    return f"{type(exc).__name__}: {exc}".splitlines()[0]
-
-
-class SessionsScreen(Screen[None]):
+class SessionsScreen(StoreScreen):
     """Sessions, most recently active first, counted over the filtered exchanges."""
 
     BINDINGS = [
@@ -57,8 +55,7 @@ class SessionsScreen(Screen[None]):
     ]
 
     def __init__(self, capture: Path) -> None:
-        super().__init__()
-        self.capture = capture
+        super().__init__(capture)
         self.where = ExchangeFilter()
         self.cursors: list[str | None] = [None]  # the cursor of each page shown so far
         self.page: list[SessionRow] = []
@@ -87,18 +84,15 @@ class SessionsScreen(Screen[None]):
 
     # --- reading ------------------------------------------------------------------------
 
-    @work(thread=True, exclusive=True, group="sessions")
     def load(self) -> None:
-        cursor = self.cursors[-1]
-        try:
-            version = store.version(self.capture)
-            with store.reading(self.capture) as r:
-                page = exchanges.sessions(r, self.where, limit=PAGE, cursor=cursor)
-                total = exchanges.count_sessions(r, self.where)
-        except Exception as exc:  # noqa: BLE001 - shown in the app, never a traceback
-            self.app.call_from_thread(self.show_error, _why(exc))
-            return
-        self.app.call_from_thread(self.show_page, page.items, page.next_cursor, total, version)
+        cursor, where = self.cursors[-1], self.where
+        version = store.version(self.capture)  # before reading: a later write reloads again
+
+        def read(r: Reader) -> tuple[Any, ...]:
+            page = exchanges.sessions(r, where, limit=PAGE, cursor=cursor)
+            return page.items, page.next_cursor, exchanges.count_sessions(r, where), version
+
+        self.read(str(self.capture), read, lambda found: self.show_page(*found), "sessions")
 
     def show_page(
         self, rows: list[SessionRow], next_cursor: str | None, total: int, version: str
@@ -119,12 +113,6 @@ class SessionsScreen(Screen[None]):
             + (f"  ·  filter: {where}" if where else "")
             + ("  ·  ] next page" if next_cursor else "")
         )
-
-    def show_error(self, message: str) -> None:
-        self.set_status(f"cannot read {self.capture}: {message}")
-
-    def set_status(self, text: str) -> None:
-        self.query_one("#status", Static).update(text)
 
     def poll(self) -> None:
         """Live tail: reload the first page when the capture changed (no DuckDB opened)."""
@@ -187,7 +175,7 @@ class SessionsScreen(Screen[None]):
         self.action_open()
 
 
-class TranscriptScreen(Screen[None]):
+class TranscriptScreen(StoreScreen):
     """One session turn by turn: the turns as a table, the transcript below."""
 
     BINDINGS = [
@@ -200,8 +188,7 @@ class TranscriptScreen(Screen[None]):
     ]
 
     def __init__(self, capture: Path, session_id: str) -> None:
-        super().__init__()
-        self.capture = capture
+        super().__init__(capture)
         self.session_id = session_id
         self.turns: list[ExchangeDetail] = []
 
@@ -220,17 +207,14 @@ class TranscriptScreen(Screen[None]):
         table.focus()
         self.load()
 
-    @work(thread=True, exclusive=True, group="transcript")
     def load(self) -> None:
-        try:
-            with store.reading(self.capture) as r:
-                where = ExchangeFilter(sessions=[self.session_id])
-                page = exchanges.exchanges(r, where, limit=TURNS_LIMIT)
-                turns = exchanges.details(r, [x.exchange_id for x in page.items])
-        except Exception as exc:  # noqa: BLE001 - shown in the app
-            self.app.call_from_thread(self.set_status, f"cannot read the session: {_why(exc)}")
-            return
-        self.app.call_from_thread(self.show, turns, page.next_cursor is not None)
+        def read(r: Reader) -> tuple[list[ExchangeDetail], bool]:
+            where = ExchangeFilter(sessions=[self.session_id])
+            page = exchanges.exchanges(r, where, limit=TURNS_LIMIT)
+            turns = exchanges.details(r, [x.exchange_id for x in page.items])
+            return turns, page.next_cursor is not None
+
+        self.read("the session", read, lambda found: self.show(*found), "transcript")
 
     def show(self, turns: list[ExchangeDetail], more: bool) -> None:
         self.turns = turns
@@ -241,9 +225,6 @@ class TranscriptScreen(Screen[None]):
         self.query_one("#transcript", Static).update("\n".join(transcript(turns)))
         cut = f" (the first {TURNS_LIMIT:,})" if more else ""
         self.set_status(f"{len(turns)} turn(s){cut} · enter: the exchange · escape: back")
-
-    def set_status(self, text: str) -> None:
-        self.query_one("#status", Static).update(text)
 
     def action_reload(self) -> None:
         self.load()

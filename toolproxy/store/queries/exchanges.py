@@ -6,6 +6,7 @@ import json
 from dataclasses import replace
 from typing import Any
 
+from toolproxy.store.catalog import SESSION_CALLS, SESSION_COLUMNS
 from toolproxy.store.filters import ExchangeFilter, in_ids, where_sql
 from toolproxy.store.paging import Page, after_sql, decode_cursor, page_of
 from toolproxy.store.reader import Reader
@@ -23,18 +24,7 @@ ALL = ExchangeFilter()
 _MODEL = "coalesce(e.model_returned, e.model_requested)"
 _SESSIONS = f"""
 SELECT * FROM (
-  SELECT e.session_id,
-         min(e.started_at) AS first_seen,
-         max(coalesce(e.ended_at, e.started_at)) AS last_seen,
-         count(*) AS exchanges,
-         list_sort(list(DISTINCT {_MODEL}) FILTER (WHERE {_MODEL} IS NOT NULL)) AS models,
-         coalesce(sum(c.n), 0)::BIGINT AS tool_calls,
-         count(*) FILTER (WHERE e.error_kind IS NOT NULL OR e.status_code >= 400) AS errors,
-         count(*) FILTER (WHERE e.parse_status IN ('error', 'partial')) AS parse_failures,
-         sum(e.input_tokens)::BIGINT AS input_tokens,
-         sum(e.output_tokens)::BIGINT AS output_tokens
-  FROM exchanges e
-  LEFT JOIN (SELECT exchange_id, count(*) AS n FROM tool_calls GROUP BY 1) c USING (exchange_id)
+  SELECT {SESSION_COLUMNS} FROM exchanges e {SESSION_CALLS}
   WHERE e.session_id IS NOT NULL AND {{where}}
   GROUP BY e.session_id
 ) s WHERE {{after}}

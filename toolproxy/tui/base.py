@@ -1,0 +1,49 @@
+"""What every TUI screen that reads the capture shares: a status line, and reads that run in
+a worker thread on one short read batch, with a store error shown, never raised."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from textual.screen import Screen
+from textual.widgets import Static
+
+from toolproxy import store
+from toolproxy.store.reader import Reader
+
+
+def why(exc: Exception) -> str:
+    """An exception as one line for the status bar."""
+    return f"{type(exc).__name__}: {exc}".splitlines()[0]
+
+
+class StoreScreen(Screen[None]):
+    """A screen over `capture` with a `#status` line."""
+
+    def __init__(self, capture: Path) -> None:
+        super().__init__()
+        self.capture = capture
+
+    def set_status(self, text: str) -> None:
+        self.query_one("#status", Static).update(text)
+
+    def read(
+        self, what: str, fn: Callable[[Reader], Any], done: Callable[[Any], None], group: str
+    ) -> None:
+        """`fn` on a read batch in a worker thread (a newer read of the same `group` replaces
+        it), then `done(result)` on the screen; a failure says it cannot read `what`."""
+        self.run_worker(
+            partial(self._read, what, fn, done), thread=True, exclusive=True, group=group
+        )
+
+    def _read(self, what: str, fn: Callable[[Reader], Any], done: Callable[[Any], None]) -> None:
+        try:
+            with store.reading(self.capture) as r:
+                result = fn(r)
+        except Exception as exc:  # noqa: BLE001 - shown in the app, never a traceback
+            self.app.call_from_thread(self.set_status, f"cannot read {what}: {why(exc)}")
+            return
+        self.app.call_from_thread(done, result)
