@@ -71,6 +71,17 @@ async def test_runs_labels_and_the_gallery(graded):
         await settle(pilot)
         assert isinstance(app.screen, LabelsScreen)
         assert column(app, "#labels") == ["hallucinated_param", "spurious_call"]
+        metrics = str(app.screen.query_one("#metrics").content)
+        assert metrics.startswith("3 cases, 3 graded · pass 0.0% · selection 66.7%")
+        grid = app.screen.query_one("#confusion")
+        cells = {
+            (str(grid.get_row_at(i)[0]), str(c.label)): str(grid.get_row_at(i)[j + 1])
+            for i in range(grid.row_count)
+            for j, c in enumerate(list(grid.columns.values())[1:])
+        }
+        assert cells[("get_weather", "get_weather")] == "1"
+        assert cells[("(none)", "get_weather")] == "1"
+        assert cells[("search", "search")] == "1"
         await pilot.press("enter")
         await settle(pilot)
         assert isinstance(app.screen, GalleryScreen)

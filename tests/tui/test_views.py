@@ -10,8 +10,10 @@ from toolproxy import store
 from toolproxy.store.queries import exchanges
 from toolproxy.tui.views import (
     calls_json,
+    confusion_grid,
     curl_command,
     exchange_text,
+    metrics_line,
     pretty,
     session_cells,
     table_csv,
@@ -135,3 +137,20 @@ def test_a_curl_keeps_stored_headers_redacted_and_drops_the_ones_curl_sets():
 
 def test_a_table_as_csv():
     assert table_csv(("a", "b"), [("1", "x,y")]) == 'a,b\r\n1,"x,y"\r\n'
+
+
+def test_the_confusion_grid_marks_the_diagonal():
+    columns, rows = confusion_grid({"a": {"a": 4, "b": 1}, "(none)": {"b": 2}})
+    assert columns == ["expected \\ called", "a", "b"]
+    assert rows == [
+        [("(none)", "bold"), ("·", "dim"), ("2", "bold red")],
+        [("a", "bold"), ("4", "bold green"), ("1", "red")],
+    ]
+    assert confusion_grid({}) == (["expected \\ called"], [])
+
+
+def test_the_metrics_line_says_n_a_for_empty_denominators():
+    from toolproxy.grade.metrics import compute_run
+
+    line = metrics_line(compute_run("r", []))
+    assert line.startswith("0 cases, 0 graded · pass n/a · selection n/a")

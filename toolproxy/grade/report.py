@@ -24,7 +24,7 @@ import json
 from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
@@ -43,6 +43,9 @@ from toolproxy.grade.metrics import (
 )
 from toolproxy.grade.model import GradeRow
 from toolproxy.grade.vendor import IRF_METRICS, VendorMetrics, compare_runs
+
+if TYPE_CHECKING:
+    from toolproxy.store.queries.grades import CaseRow
 
 GALLERY_LIMIT = 10
 RUN_ROWS = (
@@ -105,10 +108,16 @@ def select_runs(capture: Path, wanted: Sequence[str], baseline: str | None) -> l
 def load_cases(capture: Path, runs: Sequence[str]) -> dict[str, list[CaseRecord]]:
     """Each run's cases with their exchange's usage, timing and offered tool names."""
     from toolproxy import store
-    from toolproxy.store.queries.grades import GRADE_COLUMNS, latest_grades
+    from toolproxy.store.queries.grades import latest_grades
 
     with store.reading(capture) as r:
-        rows = latest_grades(r, list(runs))
+        return case_records(latest_grades(r, list(runs)), runs)
+
+
+def case_records(rows: Sequence[CaseRow], runs: Sequence[str]) -> dict[str, list[CaseRecord]]:
+    """`load_cases` of the rows `latest_grades` read (pure)."""
+    from toolproxy.store.queries.grades import GRADE_COLUMNS
+
     out: dict[str, list[CaseRecord]] = {r: [] for r in runs}
     for row in rows:
         # a wrongly typed value reads as NULL: such a field takes its default, and a

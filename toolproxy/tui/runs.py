@@ -5,20 +5,26 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.widgets import DataTable, Footer, Header, Static
 
+from toolproxy.grade.metrics import RunMetrics, compute_run
+from toolproxy.grade.report import case_records
 from toolproxy.store.queries import grades, replays
+from toolproxy.store.reader import Reader
 from toolproxy.store.rows import FailureRow, RunRow
 from toolproxy.tui.base import StoreScreen
 from toolproxy.tui.views import (
     DIFF_COLUMNS,
     REPLAY_COLUMNS,
     RUN_COLUMNS,
+    confusion_grid,
     diff_cells,
     failure_text,
+    metrics_line,
     number,
     replay_cells,
     run_cells,
@@ -95,7 +101,8 @@ class RunsScreen(StoreScreen):
 
 
 class LabelsScreen(StoreScreen):
-    """A run's label counts; enter opens the gallery of a label."""
+    """A run: its headline metrics, its confusion matrix and its label counts; enter on a
+    label opens the gallery of its cases."""
 
     BINDINGS = [
         Binding("escape", "app.pop_screen", "Back"),
@@ -106,10 +113,13 @@ class LabelsScreen(StoreScreen):
         super().__init__(capture)
         self.run_name = run
         self.counts: list[tuple[str, int]] = []
+        self.metrics: RunMetrics | None = None
 
     def compose(self) -> ComposeResult:
         yield Header()
+        yield Static("", id="metrics")
         yield DataTable(id="labels", cursor_type="row")
+        yield DataTable(id="confusion", cursor_type="cell")
         yield Static("", id="status")
         yield Footer()
 
@@ -121,15 +131,29 @@ class LabelsScreen(StoreScreen):
         self.load()
 
     def load(self) -> None:
-        self.read("the run", lambda r: grades.label_counts(r, self.run_name), self.show, "labels")
+        run = self.run_name
 
-    def show(self, counts: list[tuple[str, int]]) -> None:
-        self.counts = counts
+        def read(r: Reader) -> tuple[list[tuple[str, int]], RunMetrics]:
+            counts = grades.label_counts(r, run)
+            cases = case_records(grades.latest_grades(r, [run]), [run])[run]
+            return counts, compute_run(run, cases)
+
+        self.read("the run", read, lambda found: self.show(*found), "labels")
+
+    def show(self, counts: list[tuple[str, int]], metrics: RunMetrics) -> None:
+        self.counts, self.metrics = counts, metrics
+        self.query_one("#metrics", Static).update(metrics_line(metrics))
         table = self.query_one("#labels", DataTable)
         table.clear()
         for label, n in counts:
             table.add_row(label, number(n), key=label)
-        self.set_status("enter: step through the cases of a label")
+        grid = self.query_one("#confusion", DataTable)
+        grid.clear(columns=True)
+        columns, rows = confusion_grid(metrics.confusion)
+        grid.add_columns(*columns)
+        for cells in rows:
+            grid.add_row(*(Text(text, style=style) for text, style in cells))
+        self.set_status("enter: step through the cases of a label · tab: the confusion matrix")
 
     def action_gallery(self) -> None:
         table = self.query_one("#labels", DataTable)

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
+from toolproxy.grade.metrics import RunMetrics
 from toolproxy.store.rows import ExchangeDetail, FailureRow, RunRow, SessionRow
 
 SESSION_COLUMNS = (
@@ -321,3 +322,38 @@ def table_csv(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     writer.writerow(columns)
     writer.writerows(rows)
     return out.getvalue()
+
+
+def _rate(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.1%}"
+
+
+def metrics_line(m: RunMetrics) -> str:
+    """A run's headline metrics (the report's definitions), one line."""
+    return (
+        f"{m.cases} cases, {m.graded} graded · pass {_rate(m.pass_rate)} · selection "
+        f"{_rate(m.selection_accuracy)} · hallucinated args {_rate(m.hallucination_rate)} · "
+        f"missing {_rate(m.omission_rate)} · format errors {_rate(m.format_error_rate)} · "
+        f"over-tooling {_rate(m.over_tooling)} · not offered {_rate(m.nonexistent_rate)}"
+    )
+
+
+def confusion_grid(
+    confusion: dict[str, dict[str, int]],
+) -> tuple[list[str], list[list[tuple[str, str]]]]:
+    """The confusion matrix as (columns, rows of (text, style)): expected tools down,
+    called tools across; the diagonal green, other cells red, darker with more calls."""
+    called = sorted({got for row in confusion.values() for got in row})
+    top = max((n for row in confusion.values() for n in row.values()), default=0)
+    rows: list[list[tuple[str, str]]] = []
+    for expected in sorted(confusion):
+        cells: list[tuple[str, str]] = [(expected, "bold")]
+        for got in called:
+            n = confusion[expected].get(got, 0)
+            if not n:
+                cells.append(("·", "dim"))
+                continue
+            heat = "bold " if top and n * 2 >= top else ""
+            cells.append((str(n), f"{heat}{'green' if got == expected else 'red'}"))
+        rows.append(cells)
+    return ["expected \\ called", *called], rows
