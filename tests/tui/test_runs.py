@@ -7,9 +7,9 @@ import contextlib
 import io
 
 import pytest
-from textual.worker import WorkerCancelled
 
 from tests.seeded import seed_capture
+from tests.tui.drive import settle
 from toolproxy.cli.main import main
 from toolproxy.tui.app import ToolproxyApp
 from toolproxy.tui.runs import DiffScreen, GalleryScreen, LabelsScreen, RunsScreen
@@ -43,13 +43,6 @@ def graded(tmp_path):
     with contextlib.redirect_stdout(io.StringIO()):
         assert main(["grade", str(cases), "-c", str(capture), "--run", "t1"]) == 0
     return capture
-
-
-async def settle(pilot) -> None:
-    for _ in range(3):
-        with contextlib.suppress(WorkerCancelled):
-            await pilot.app.workers.wait_for_complete()
-        await pilot.pause()
 
 
 def column(app, table: str) -> list[str]:

@@ -3,23 +3,12 @@ paging, live tail), a session's transcript, one exchange, and the errors shown i
 
 from __future__ import annotations
 
-from textual.worker import WorkerCancelled
-
 from tests.builders import chat_exchange
 from tests.seeded import CaptureRows, at, seed_capture
+from tests.tui.drive import settle
 from toolproxy.tui import screens
 from toolproxy.tui.app import ToolproxyApp
 from toolproxy.tui.screens import ExchangeScreen, SessionsScreen, TranscriptScreen
-
-
-async def settle(pilot) -> None:
-    """Let the screen's reads finish and their results land."""
-    for _ in range(3):
-        try:
-            await pilot.app.workers.wait_for_complete()
-        except WorkerCancelled:  # a newer read replaced it (exclusive workers)
-            pass
-        await pilot.pause()
 
 
 def status(app) -> str:

@@ -7,7 +7,7 @@ filter from them (a bad time or `--label` without `--label-run` is a `UserError`
 from __future__ import annotations
 
 import argparse
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from toolproxy.errors import UserError
@@ -71,11 +71,12 @@ def parse_time(value: str | None, option: str) -> datetime | None:
     """An ISO-8601 time from the command line; a naive time is taken as UTC."""
     if value is None:
         return None
+    from toolproxy.store.filters import as_utc
+
     try:
-        t = datetime.fromisoformat(value)
+        return as_utc(value)
     except ValueError:
         raise UserError(f"{option}: not an ISO-8601 time: {value!r}") from None
-    return t if t.tzinfo is not None else t.replace(tzinfo=UTC)
 
 
 def filter_fields(args: argparse.Namespace) -> dict[str, Any]:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
-from typing import Any
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
@@ -17,12 +16,11 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 def cmd_replay_diff(args: argparse.Namespace) -> int:
     """Per call, recorded vs replayed: tool, arguments, label."""
-    import json
 
     from toolproxy import store
     from toolproxy.errors import UserError
     from toolproxy.store.queries import replays
-    from toolproxy.util.table import format_table
+    from toolproxy.util.table import call_text, format_table
     from toolproxy.wire.common import decoded
 
     with store.reading(args.capture) as r:
@@ -42,8 +40,8 @@ def cmd_replay_diff(args: argparse.Namespace) -> int:
             d["repeat"],
             d["step"],
             d["index"],
-            _call(d["recorded_tool"], d["recorded_arguments"]),
-            _call(d["replayed_tool"], d["replayed_arguments"]),
+            call_text(d["recorded_tool"], d["recorded_arguments"]),
+            call_text(d["replayed_tool"], d["replayed_arguments"]),
             "same"
             if d["same_tool"] and d["same_arguments"]
             else "tool"
@@ -144,17 +142,3 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--candidate", action="append", default=[], help="only these candidates")
     p.add_argument("--changed", action="store_true", help="only calls that differ")
     p.add_argument("--json", action="store_true", help="print JSON lines")
-
-
-def _call(tool: str | None, arguments: Any) -> str:
-    if tool is None:
-        return "(none)"
-    from toolproxy.wire.common import decoded
-
-    value = decoded(arguments)
-    text = (
-        value
-        if isinstance(value, str)
-        else json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-    )
-    return f"{tool}({text})"

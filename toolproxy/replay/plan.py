@@ -58,7 +58,6 @@ is skipped and counted); a case with its own `messages`/`tools` is converted fro
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from itertools import dropwhile
@@ -77,7 +76,7 @@ from toolproxy.store.filters import MODEL_FORMATS, ExchangeFilter
 from toolproxy.store.queries import exchanges, turns
 from toolproxy.store.rows import ModelTurn, ResultRow
 from toolproxy.wire import anthropic, openai_chat, openai_responses
-from toolproxy.wire.common import parse_arguments
+from toolproxy.wire.common import decoded, parse_arguments
 
 _PARSERS: dict[str, Callable[[dict[str, Any]], ParsedRequest]] = {
     "openai_chat": openai_chat.parse_request,
@@ -122,10 +121,6 @@ class Plan(list[ReplayItem]):
         return lines + [f"{note} ({n} turn(s))" for note, n in sorted(self.notes.items())]
 
 
-def _json(value: Any) -> Any:
-    return json.loads(value) if isinstance(value, str) else value
-
-
 def _children(
     capture: Path, ids: list[str]
 ) -> tuple[dict[str, list[ToolCall]], dict[str, list[Row]], Results]:
@@ -166,10 +161,10 @@ def _results(row: ModelTurn, results: Results) -> list[RecordedResult]:
 def _convert(row: ModelTurn, offered: list[dict[str, Any]], notes: Counter[str]) -> ChatRequest:
     chat = to_chat(
         row.wire_format,
-        _json(row.messages),
+        decoded(row.messages),
         row.system,
         offered,
-        _json(row.request_params),
+        decoded(row.request_params),
     )
     notes.update(set(chat.notes))
     return chat
@@ -204,7 +199,7 @@ def _is_reply(message: dict[str, Any], calls: list[ToolCall]) -> bool:
 
 
 def _previous_response(row: ModelTurn) -> str | None:
-    params = _json(row.request_params)
+    params = decoded(row.request_params)
     return params.get("previous_response_id") if isinstance(params, dict) else None
 
 

@@ -8,7 +8,7 @@ aliased `e` and adds its parameters to `params` (named, DuckDB's `$name`).
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -18,18 +18,28 @@ REPLAY_PROXY_PREFIX = "replay:"  # the proxy_id of exchanges a replay wrote
 
 # A turn a grader or a replayer can use: a model API, parsed, answered without an error.
 USABLE_TURN = (
-    "e.wire_format IN ('openai_chat', 'openai_responses', 'anthropic_messages') "
+    f"e.wire_format IN ({', '.join(repr(f) for f in MODEL_FORMATS)}) "
     "AND e.parse_status IN ('ok', 'partial') AND e.error_kind IS NULL "
     "AND coalesce(e.status_code, 200) < 400"
 )
 FAILED = "(e.error_kind IS NOT NULL OR coalesce(e.status_code, 200) >= 400)"
 # Id lists go in as one list parameter: one query whatever the number of ids.
 IN_IDS = "IN (SELECT unnest(${name}::VARCHAR[]))"
-# The latest grade of each case in one run (a run graded twice keeps its newest verdict).
-LATEST_GRADES = (
-    "SELECT * FROM grades WHERE run = $label_run "
-    "QUALIFY row_number() OVER (PARTITION BY case_id ORDER BY graded_at DESC) = 1"
-)
+
+
+def latest_grades_sql(run_param: str) -> str:
+    """The latest grade of each case in the run named by parameter `$run_param` (a run
+    graded twice keeps its newest verdict)."""
+    return (
+        f"SELECT * FROM grades WHERE run = ${run_param} "
+        "QUALIFY row_number() OVER (PARTITION BY case_id ORDER BY graded_at DESC) = 1"
+    )
+
+
+def as_utc(text: str) -> datetime:
+    """An ISO-8601 time; a naive one is taken as UTC (ValueError for anything else)."""
+    t = datetime.fromisoformat(text)
+    return t if t.tzinfo is not None else t.replace(tzinfo=UTC)
 
 
 class ExchangeFilter(BaseModel):
@@ -115,7 +125,8 @@ def where_sql(f: ExchangeFilter, params: dict[str, Any]) -> str:
         add(
             "label_run",
             f.label_run,
-            f"e.exchange_id IN (SELECT g.exchange_id FROM ({LATEST_GRADES}) g WHERE {label})",
+            f"e.exchange_id IN (SELECT g.exchange_id FROM ({latest_grades_sql('label_run')}) g "
+            f"WHERE {label})",
         )
     if f.text:
         add(

@@ -11,12 +11,12 @@ value may be quoted (`model:"my model"`). An unknown key or a bad value is a
 from __future__ import annotations
 
 import shlex
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from pydantic import ValidationError
 
-from toolproxy.store.filters import ExchangeFilter
+from toolproxy.store.filters import ExchangeFilter, as_utc
 
 LISTS = {
     "session": "sessions",
@@ -43,10 +43,9 @@ class FilterError(ValueError):
 
 def _time(value: str, key: str) -> datetime:
     try:
-        t = datetime.fromisoformat(value)
+        return as_utc(value)
     except ValueError:
         raise FilterError(f"{key}: not an ISO-8601 time: {value!r}") from None
-    return t if t.tzinfo is not None else t.replace(tzinfo=UTC)
 
 
 def parse_filter(text: str, base: ExchangeFilter | None = None) -> ExchangeFilter:

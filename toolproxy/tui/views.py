@@ -12,6 +12,7 @@ from typing import Any
 
 from toolproxy.grade.metrics import RunMetrics
 from toolproxy.store.rows import ExchangeDetail, FailureRow, RunRow, SessionRow
+from toolproxy.util.table import call_text
 
 SESSION_COLUMNS = (
     "session",
@@ -251,14 +252,6 @@ def replay_cells(run: tuple[Any, ...]) -> tuple[str, ...]:
         number(failed),
         str(last)[:19].replace("T", " "),
     )
-
-
-def call_text(tool: str | None, arguments: Any) -> str:
-    if tool is None:
-        return "(none)"
-    value = json.loads(arguments) if isinstance(arguments, str) else arguments
-    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-    return f"{tool}({text})"
 
 
 def diff_cells(d: dict[str, Any]) -> tuple[str, ...]:

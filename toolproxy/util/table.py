@@ -7,6 +7,23 @@ from collections.abc import Sequence
 from typing import Any
 
 
+def call_text(tool: str | None, arguments: Any) -> str:
+    """`tool(arguments)` on one line, arguments as compact JSON (JSON text decoded first)."""
+    if tool is None:
+        return "(none)"
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments)
+        except ValueError:
+            pass
+    text = (
+        arguments
+        if isinstance(arguments, str)
+        else json.dumps(arguments, ensure_ascii=False, separators=(",", ":"))
+    )
+    return f"{tool}({text})"
+
+
 def cell(value: Any, width: int = 60) -> str:
     """One value as a single-line string, cut to `width` characters."""
     if value is None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import replace
 from typing import Any
 
@@ -19,6 +18,7 @@ from toolproxy.store.rows import (
     ResultRow,
     SessionRow,
 )
+from toolproxy.wire.common import decoded
 
 ALL = ExchangeFilter()
 _MODEL = "coalesce(e.model_returned, e.model_requested)"
@@ -102,10 +102,6 @@ def count_exchanges(r: Reader, where: ExchangeFilter = ALL) -> int:
     )
 
 
-def _json(value: Any) -> Any:
-    return json.loads(value) if isinstance(value, str) else value
-
-
 def exchange_detail(r: Reader, exchange_id: str) -> ExchangeDetail | None:
     """One exchange with its tools offered, calls, answering results and MCP executions."""
     found = details(r, [exchange_id])
@@ -144,7 +140,7 @@ def details(r: Reader, exchange_ids: list[str]) -> list[ExchangeDetail]:
         {"ids": ids},
     ):
         mcp.setdefault(m.exchange_id, []).append(
-            m._replace(arguments=_json(m.arguments), result=_json(m.result))
+            m._replace(arguments=decoded(m.arguments), result=decoded(m.result))
         )
     return [
         ExchangeDetail(
@@ -162,7 +158,7 @@ def details(r: Reader, exchange_ids: list[str]) -> list[ExchangeDetail]:
 def tool_calls(r: Reader, exchange_ids: list[str]) -> list[CallRow]:
     """The calls of these exchanges, by exchange then index."""
     return [
-        replace(c, arguments=_json(c.arguments))
+        replace(c, arguments=decoded(c.arguments))
         for c in r.typed(
             CallRow,
             "SELECT exchange_id, session_id, index, call_id, name, arguments_raw, arguments, "
@@ -176,7 +172,7 @@ def tool_calls(r: Reader, exchange_ids: list[str]) -> list[CallRow]:
 def offered_tools(r: Reader, exchange_ids: list[str]) -> list[OfferedRow]:
     """The tools these exchanges offered, by exchange then position."""
     return [
-        o._replace(parameters=_json(o.parameters))
+        o._replace(parameters=decoded(o.parameters))
         for o in r.typed(
             OfferedRow,
             "SELECT exchange_id, position, name, kind, description, parameters, schema_hash "

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from toolproxy.store.filters import in_ids
+from toolproxy.store.filters import in_ids, latest_grades_sql
 from toolproxy.store.reader import Reader
 from toolproxy.store.rows import CallRow, FailureRow, RunRow
 from toolproxy.store.tables import TABLES
@@ -189,10 +189,7 @@ def transcripts(
     return messages, calls
 
 
-_LATEST_OF_RUN = (
-    "SELECT * FROM grades WHERE run = $run "
-    "QUALIFY row_number() OVER (PARTITION BY case_id ORDER BY graded_at DESC) = 1"
-)
+_LATEST_OF_RUN = latest_grades_sql("run")
 
 
 def label_counts(r: Reader, run: str) -> list[tuple[str, int]]:

@@ -3,22 +3,18 @@ and the model requests a tools budget is measured on."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from toolproxy.store.filters import MODEL_FORMATS
 from toolproxy.store.reader import Reader
 from toolproxy.store.rows import CallRow, OfferedRow
-
-
-def _json(value: Any) -> Any:
-    return json.loads(value) if isinstance(value, str) else value
+from toolproxy.wire.common import decoded
 
 
 def server_tools(r: Reader) -> list[tuple[str, str, Any]]:
     """(server, tool, input_schema) of each server's latest pull (schemas decoded)."""
     return [
-        (s, n, _json(x))
+        (s, n, decoded(x))
         for s, n, x in r.rows(
             "SELECT DISTINCT server, name, input_schema FROM mcp_tools_latest ORDER BY 1, 2"
         )
