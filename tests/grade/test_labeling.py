@@ -343,3 +343,18 @@ def test_bad_arguments_are_user_errors(capture, tmp_path, capsys):
 def test_case_id_joins_distinct_tools():
     assert case_id(["a", "b", "a"], "0123abcd-ffff") == "a+b-0123abcd"
     assert case_id([], "x-y") == "no_call-xy"
+
+
+def test_one_turn_becomes_the_case_label_would_write(seeded_capture):
+    from toolproxy import store
+    from toolproxy.grade.labeling import case_for_turn
+    from toolproxy.store.queries import exchanges
+
+    with store.reading(seeded_capture) as r:
+        (a0,) = exchanges.details(r, ["a-0"])
+    case = case_for_turn(a0.exchange, a0.calls)
+    assert (case.id, case.exchange_id, case.expect) == ("get_weather-a0", "a-0", "call")
+    assert [(c.tool, c.args["city"].value) for c in case.calls] == [("get_weather", "Paris")]
+    assert case.notes.startswith("labeled from session s-a, model gpt-a-2026")
+    quiet = case_for_turn(a0.exchange, a0.calls, no_call=True)
+    assert (quiet.id, quiet.expect, quiet.calls) == ("no_call-a0", "no_call", [])

@@ -403,3 +403,13 @@ def test_a_stored_verdict_is_what_grading_uses(tmp_path, fresh_process):
     assert grade(cap, cases, "r") == 0
     got = grades(cap, "r")["c"]["calls"][0]
     assert got["errors"][0] == "schema not checked: invalid schema: planted by the test"
+
+
+def test_a_regrade_takes_the_next_free_name():
+    from toolproxy.grade.runner import next_run_name
+
+    assert next_run_name("nightly", []) == "nightly-2"
+    assert next_run_name("nightly", ["nightly-2", "nightly-3"]) == "nightly-4"
+    assert next_run_name("nightly-2", ["nightly-2"]) == "nightly-3"
+    assert next_run_name("gpt-4o", []) == "gpt-4o-2"
+    assert next_run_name("-7", []) == "-7-2"

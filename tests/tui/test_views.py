@@ -13,6 +13,7 @@ from toolproxy.tui.views import (
     confusion_grid,
     curl_command,
     exchange_text,
+    expected_cell,
     metrics_line,
     pretty,
     session_cells,
@@ -43,6 +44,16 @@ def test_a_session_row_and_a_turn_row(seeded_capture):
     )
     (b1,) = details(seeded_capture, "b-1")
     assert turn_cells(b1)[2:5] == ("anthropic_messages", "upstream", "ok")
+    assert turn_cells(b1)[-1] == ""
+
+
+def test_the_expected_column_says_what_the_turns_case_expects():
+    from toolproxy.grade.model import Case, ExpectedCall
+
+    calls = [ExpectedCall(tool="a"), ExpectedCall(tool="b")]
+    assert expected_cell(None) == ""
+    assert expected_cell(Case(id="x", exchange_id="e", calls=calls)) == "a+b"
+    assert expected_cell(Case(id="x", exchange_id="e", expect="no_call")) == "no call"
 
 
 def test_the_transcript_reads_turn_by_turn(seeded_capture):

@@ -157,7 +157,7 @@ def cmd_tui(args: argparse.Namespace) -> int:
     capture = args.capture_arg or args.capture
     with store.reading(capture):  # a missing or broken capture is a clear error, here
         pass
-    return run(capture, args.session)
+    return run(capture, args.session, args.run, args.cases)
 
 
 def cmd_sql(args: argparse.Namespace) -> int:
@@ -298,6 +298,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("capture_arg", nargs="?", type=Path, metavar="CAPTURE", help="capture to open")
     add_capture_arg(p)
     p.add_argument("--session", help="open straight at this session's transcript")
+    p.add_argument("--run", help="open straight at this grading run (metrics, labels, matrix)")
+    p.add_argument(
+        "--cases",
+        type=Path,
+        help="expectations file that labeling writes and re-grading reads "
+        "(.yaml/.yml/.jsonl; default expectations/cases.yaml, as `label`)",
+    )
 
     p = add("sql", cmd_sql)
     p.add_argument("query", help="SQL over the views (exchanges, tool_calls, sessions, ...)")

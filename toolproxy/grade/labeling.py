@@ -30,6 +30,7 @@ from toolproxy.grade.expectations import dump_cases, load_cases, render_cases
 from toolproxy.grade.model import Case, ExpectedCall, Matcher
 from toolproxy.store.filters import ExchangeFilter
 from toolproxy.store.queries import exchanges, turns
+from toolproxy.store.rows import CallRow, ExchangeRow
 
 SHORT_ID = 8
 RAW_IN_NOTES = 200  # characters of unparseable argument text quoted in a case's notes
@@ -110,6 +111,19 @@ def _case(row: dict[str, Any]) -> Case:
         order="unordered" if len(calls) > 1 else "ordered",
         notes="\n".join(notes),
     )
+
+
+def case_for_turn(exchange: ExchangeRow, calls: Sequence[CallRow], no_call: bool = False) -> Case:
+    """The case that accepts one recorded turn as it is (its calls, exact arguments), or
+    with `no_call` says the model should have answered in text; ids as `label` gives them."""
+    row = {
+        "exchange_id": exchange.exchange_id,
+        "session_id": exchange.session_id,
+        "started_at": exchange.started_at,
+        "model": exchange.model,
+        "calls": None if no_call else [c.as_dict() for c in calls],
+    }
+    return _case(row)
 
 
 def cases_from_capture(capture: Path, filters: LabelFilters) -> list[Case]:

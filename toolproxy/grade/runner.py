@@ -23,6 +23,7 @@ from typing import Any
 from toolproxy import store
 from toolproxy.errors import UserError
 from toolproxy.grade.checker import make_grader
+from toolproxy.grade.expectations import load_cases
 from toolproxy.grade.judge import Judge, JudgeError, make_judge
 from toolproxy.grade.labels import PRECEDENCE
 from toolproxy.grade.model import Case, CaseGrade, GradeRow, Observation
@@ -184,6 +185,27 @@ def grade_run(
             {"grades": b"".join(lines), "schema_checks": writer.encode("schema_checks", verdicts)}
         )
     return rows
+
+
+def next_run_name(run: str, taken: Sequence[str]) -> str:
+    """The name a re-grade of `run` takes: `<run>-2`, then `-3`, … (a trailing `-N` of
+    `run` itself counts up), the first one not `taken`."""
+    base, _, n = run.rpartition("-")
+    if not (base and n.isdigit()):
+        base, n = run, "1"
+    k = int(n) + 1
+    while f"{base}-{k}" in taken:
+        k += 1
+    return f"{base}-{k}"
+
+
+def regrade(capture: Path | str, run: str, cases_file: Path) -> tuple[str, list[GradeRow]]:
+    """Grade `cases_file` again as a new run named after `run` (`next_run_name`), without a
+    judge: (the new run's name, its rows)."""
+    cases = load_cases([cases_file])
+    with store.reading(capture) as r:
+        name = next_run_name(run, grade_reads.run_names(r))
+    return name, grade_run(capture, cases, name, None)
 
 
 def load_verdicts(capture: Path | str) -> dict[str, str | None]:

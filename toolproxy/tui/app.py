@@ -7,7 +7,10 @@ from pathlib import Path
 from textual.app import App
 from textual.binding import Binding
 
+from toolproxy.tui.runs import LabelsScreen, RunsScreen
 from toolproxy.tui.screens import SessionsScreen, TranscriptScreen
+
+CASES = Path("expectations/cases.yaml")  # where labels go unless --cases says (as `label`)
 
 HELP = """\
 keys (every screen shows its own in the footer; ctrl+p: the command palette)
@@ -16,10 +19,14 @@ keys (every screen shows its own in the footer; ctrl+p: the command palette)
   /          filter sessions: model:… tool:… since:ISO until:ISO status:ok|failed
              run:RUN label:LABEL origin:captured|replayed session:… format:… words…
   enter      open the session, then a turn's exchange
+  a / n / E  label the turn into the cases file (--cases, default expectations/cases.yaml):
+             accept its calls as expected / expect no call / edit the case (ctrl+s saves)
   ] [        next / previous page
   r          reload (the sessions list also follows a live capture by itself)
   g          runs: grading runs (enter: labels, then a label's cases, n / p) and
-             replay runs (tab, enter: recorded vs replayed calls, c: only changed)
+             replay runs (tab, enter: recorded vs replayed calls, c: only changed);
+             in a run: G re-grades it from the cases file, enter on a confusion cell
+             lists its cases
   y / x      copy the turn's calls as JSON / the request as curl (secrets redacted)
   e          export the table shown as CSV (working directory)
   ?          this help
@@ -42,26 +49,35 @@ class ToolproxyApp(App[None]):
         Binding("g", "runs", "Runs"),
     ]
 
-    def __init__(self, capture: Path, session: str | None = None) -> None:
+    def __init__(
+        self,
+        capture: Path,
+        session: str | None = None,
+        run: str | None = None,
+        cases: Path = CASES,
+    ) -> None:
         super().__init__()
         self.capture = capture
         self.session = session
+        self.run_name = run
+        self.cases = cases
 
     def on_mount(self) -> None:
-        self.push_screen(SessionsScreen(self.capture))
+        self.push_screen(SessionsScreen(self.capture, self.cases))
+        if self.run_name:
+            self.action_runs()
+            self.push_screen(LabelsScreen(self.capture, self.run_name, self.cases))
         if self.session:
-            self.push_screen(TranscriptScreen(self.capture, self.session))
+            self.push_screen(TranscriptScreen(self.capture, self.session, self.cases))
 
     def action_runs(self) -> None:
-        from toolproxy.tui.runs import RunsScreen
-
         if not isinstance(self.screen, RunsScreen):
-            self.push_screen(RunsScreen(self.capture))
+            self.push_screen(RunsScreen(self.capture, self.cases))
 
     def action_help(self) -> None:
         self.notify(HELP, title="toolproxy tui", timeout=20)
 
 
-def run(capture: Path, session: str | None = None) -> int:
-    ToolproxyApp(capture, session).run()
+def run(capture: Path, session: str | None, run: str | None, cases: Path | None) -> int:
+    ToolproxyApp(capture, session, run, cases or CASES).run()
     return 0

@@ -35,15 +35,26 @@ class StoreScreen(Screen[None]):
     ) -> None:
         """`fn` on a read batch in a worker thread (a newer read of the same `group` replaces
         it), then `done(result)` on the screen; a failure says it cannot read `what`."""
+        self.work(f"read {what}", partial(_on_reader, self.capture, fn), done, group)
+
+    def work(
+        self, what: str, fn: Callable[[], Any], done: Callable[[Any], None], group: str
+    ) -> None:
+        """`fn()` in a worker thread (replacing the group's running one), then `done(result)`
+        on the screen; a failure is a status line saying it cannot `what`."""
         self.run_worker(
-            partial(self._read, what, fn, done), thread=True, exclusive=True, group=group
+            partial(self._work, what, fn, done), thread=True, exclusive=True, group=group
         )
 
-    def _read(self, what: str, fn: Callable[[Reader], Any], done: Callable[[Any], None]) -> None:
+    def _work(self, what: str, fn: Callable[[], Any], done: Callable[[Any], None]) -> None:
         try:
-            with store.reading(self.capture) as r:
-                result = fn(r)
+            result = fn()
         except Exception as exc:  # noqa: BLE001 - shown in the app, never a traceback
-            self.app.call_from_thread(self.set_status, f"cannot read {what}: {why(exc)}")
+            self.app.call_from_thread(self.set_status, f"cannot {what}: {why(exc)}")
             return
         self.app.call_from_thread(done, result)
+
+
+def _on_reader(capture: Path, fn: Callable[[Reader], Any]) -> Any:
+    with store.reading(capture) as r:
+        return fn(r)

@@ -11,12 +11,15 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.widgets import DataTable, Footer, Header, Static
 
-from toolproxy.grade.metrics import RunMetrics, compute_run
+from toolproxy.grade.metrics import CaseRecord, RunMetrics, compute_run
+from toolproxy.grade.model import GradeRow
 from toolproxy.grade.report import case_records
+from toolproxy.grade.runner import regrade, summarize
 from toolproxy.store.queries import grades, replays
 from toolproxy.store.reader import Reader
 from toolproxy.store.rows import FailureRow, RunRow
 from toolproxy.tui.base import StoreScreen
+from toolproxy.tui.confusion import CellScreen
 from toolproxy.tui.views import (
     DIFF_COLUMNS,
     REPLAY_COLUMNS,
@@ -39,8 +42,9 @@ class RunsScreen(StoreScreen):
         Binding("enter", "open", "Open"),
     ]
 
-    def __init__(self, capture: Path) -> None:
+    def __init__(self, capture: Path, cases: Path) -> None:
         super().__init__(capture)
+        self.cases = cases
         self.runs: list[RunRow] = []
         self.replays: list[tuple[object, ...]] = []
 
@@ -94,7 +98,8 @@ class RunsScreen(StoreScreen):
             return
         table = self.query_one("#runs", DataTable)
         if self.runs and 0 <= table.cursor_row < len(self.runs):
-            self.app.push_screen(LabelsScreen(self.capture, self.runs[table.cursor_row].run))
+            run = self.runs[table.cursor_row].run
+            self.app.push_screen(LabelsScreen(self.capture, run, self.cases))
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         self.action_open()
@@ -102,18 +107,23 @@ class RunsScreen(StoreScreen):
 
 class LabelsScreen(StoreScreen):
     """A run: its headline metrics, its confusion matrix and its label counts; enter on a
-    label opens the gallery of its cases."""
+    label opens the gallery of its cases, enter on a matrix cell lists its cases, `G`
+    grades the cases file again as a new run."""
 
     BINDINGS = [
         Binding("escape", "app.pop_screen", "Back"),
         Binding("enter", "gallery", "Gallery"),
+        Binding("G", "regrade", "Re-grade"),
     ]
 
-    def __init__(self, capture: Path, run: str) -> None:
+    def __init__(self, capture: Path, run: str, cases: Path) -> None:
         super().__init__(capture)
         self.run_name = run
+        self.cases = cases
         self.counts: list[tuple[str, int]] = []
         self.metrics: RunMetrics | None = None
+        self.records: list[CaseRecord] = []
+        self.grid: tuple[list[str], list[str]] = ([], [])  # (called across, expected down)
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -133,15 +143,15 @@ class LabelsScreen(StoreScreen):
     def load(self) -> None:
         run = self.run_name
 
-        def read(r: Reader) -> tuple[list[tuple[str, int]], RunMetrics]:
+        def read(r: Reader) -> tuple[list[tuple[str, int]], list[CaseRecord]]:
             counts = grades.label_counts(r, run)
-            cases = case_records(grades.latest_grades(r, [run]), [run])[run]
-            return counts, compute_run(run, cases)
+            return counts, case_records(grades.latest_grades(r, [run]), [run])[run]
 
         self.read("the run", read, lambda found: self.show(*found), "labels")
 
-    def show(self, counts: list[tuple[str, int]], metrics: RunMetrics) -> None:
-        self.counts, self.metrics = counts, metrics
+    def show(self, counts: list[tuple[str, int]], records: list[CaseRecord]) -> None:
+        metrics = compute_run(self.run_name, records)
+        self.counts, self.metrics, self.records = counts, metrics, records
         self.query_one("#metrics", Static).update(metrics_line(metrics))
         table = self.query_one("#labels", DataTable)
         table.clear()
@@ -153,7 +163,11 @@ class LabelsScreen(StoreScreen):
         grid.add_columns(*columns)
         for cells in rows:
             grid.add_row(*(Text(text, style=style) for text, style in cells))
-        self.set_status("enter: step through the cases of a label · tab: the confusion matrix")
+        self.grid = (columns[1:], [cells[0][0] for cells in rows])
+        self.set_status(
+            "enter: a label's cases · tab, then enter on a cell: its cases · "
+            f"G: grade {self.cases} again as a new run"
+        )
 
     def action_gallery(self) -> None:
         table = self.query_one("#labels", DataTable)
@@ -164,6 +178,34 @@ class LabelsScreen(StoreScreen):
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         self.action_gallery()
+
+    def on_data_table_cell_selected(self, event: DataTable.CellSelected) -> None:
+        called, expected = self.grid
+        row, column = event.coordinate.row, event.coordinate.column
+        if column == 0 or row >= len(expected) or column > len(called):
+            return
+        cell = CellScreen(
+            self.capture, self.run_name, expected[row], called[column - 1], self.records
+        )
+        self.app.push_screen(cell)
+
+    def action_regrade(self) -> None:
+        self.set_status(f"grading {self.cases} as a new run…")
+        self.work(
+            f"re-grade {self.run_name}",
+            lambda: regrade(self.capture, self.run_name, self.cases),
+            self.regraded,
+            "regrade",
+        )
+
+    def regraded(self, done: tuple[str, list[GradeRow]]) -> None:
+        name, rows = done
+        s = summarize(rows)
+        self.notify(
+            f"{s['cases']} case(s) graded into run {name}: {s['passed']} passed, "
+            f"{s['failed']} failed, {s['not_graded']} not graded"
+        )
+        self.app.push_screen(LabelsScreen(self.capture, name, self.cases))
 
 
 class GalleryScreen(StoreScreen):

@@ -14,15 +14,21 @@ from typing import Any
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
+from textual.coordinate import Coordinate
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Input, Static
 
 from toolproxy import store
+from toolproxy.errors import UserError
+from toolproxy.grade.caseedit import cases_by_exchange, save_case
+from toolproxy.grade.labeling import case_for_turn
+from toolproxy.grade.model import Case
 from toolproxy.store.filters import ExchangeFilter
 from toolproxy.store.queries import exchanges
 from toolproxy.store.reader import Reader
 from toolproxy.store.rows import ExchangeDetail, SessionRow
-from toolproxy.tui.base import StoreScreen
+from toolproxy.tui.base import StoreScreen, why
+from toolproxy.tui.caseeditor import CaseEditScreen, CaseSaved
 from toolproxy.tui.filterbar import FilterError, describe, parse_filter
 from toolproxy.tui.views import (
     SESSION_COLUMNS,
@@ -30,6 +36,7 @@ from toolproxy.tui.views import (
     calls_json,
     curl_command,
     exchange_text,
+    expected_cell,
     session_cells,
     table_csv,
     transcript,
@@ -54,8 +61,9 @@ class SessionsScreen(StoreScreen):
         Binding("escape", "clear_filter", "Clear filter", show=False),
     ]
 
-    def __init__(self, capture: Path) -> None:
+    def __init__(self, capture: Path, cases: Path) -> None:
         super().__init__(capture)
+        self.cases = cases
         self.where = ExchangeFilter()
         self.cursors: list[str | None] = [None]  # the cursor of each page shown so far
         self.page: list[SessionRow] = []
@@ -169,28 +177,34 @@ class SessionsScreen(StoreScreen):
         table = self.query_one("#sessions", DataTable)
         if self.page and 0 <= table.cursor_row < len(self.page):
             session = self.page[table.cursor_row].session_id
-            self.app.push_screen(TranscriptScreen(self.capture, session))
+            self.app.push_screen(TranscriptScreen(self.capture, session, self.cases))
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         self.action_open()
 
 
 class TranscriptScreen(StoreScreen):
-    """One session turn by turn: the turns as a table, the transcript below."""
+    """One session turn by turn: the turns as a table, the transcript below. A turn is
+    labeled into the cases file: `a` accepts its calls, `n` expects no call, `E` edits."""
 
     BINDINGS = [
         Binding("escape", "app.pop_screen", "Back"),
         Binding("enter", "open", "Exchange"),
+        Binding("a", "accept", "Accept calls"),
+        Binding("n", "no_call", "Expect no call"),
+        Binding("E", "edit", "Edit case"),
         Binding("y", "copy_calls", "Copy calls"),
         Binding("x", "copy_curl", "Copy curl"),
         Binding("e", "export", "Export CSV"),
         Binding("r", "reload", "Reload"),
     ]
 
-    def __init__(self, capture: Path, session_id: str) -> None:
+    def __init__(self, capture: Path, session_id: str, cases: Path) -> None:
         super().__init__(capture)
         self.session_id = session_id
+        self.cases = cases
         self.turns: list[ExchangeDetail] = []
+        self.labels: dict[str, Case] = {}  # exchange id -> its case in the cases file
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -208,23 +222,33 @@ class TranscriptScreen(StoreScreen):
         self.load()
 
     def load(self) -> None:
-        def read(r: Reader) -> tuple[list[ExchangeDetail], bool]:
+        def read(r: Reader) -> tuple[list[ExchangeDetail], bool, dict[str, Case], str]:
             where = ExchangeFilter(sessions=[self.session_id])
             page = exchanges.exchanges(r, where, limit=TURNS_LIMIT)
             turns = exchanges.details(r, [x.exchange_id for x in page.items])
-            return turns, page.next_cursor is not None
+            try:
+                labels, problem = cases_by_exchange(self.cases), ""
+            except UserError as exc:  # a broken cases file: the turns still show
+                labels, problem = {}, f" · cases file unreadable: {why(exc)}"
+            return turns, page.next_cursor is not None, labels, problem
 
         self.read("the session", read, lambda found: self.show(*found), "transcript")
 
-    def show(self, turns: list[ExchangeDetail], more: bool) -> None:
-        self.turns = turns
+    def show(
+        self, turns: list[ExchangeDetail], more: bool, labels: dict[str, Case], problem: str
+    ) -> None:
+        self.turns, self.labels = turns, labels
         table = self.query_one("#turns", DataTable)
         table.clear()
         for d in turns:
-            table.add_row(*turn_cells(d), key=d.exchange.exchange_id)
+            case = labels.get(d.exchange.exchange_id)
+            table.add_row(*turn_cells(d, case), key=d.exchange.exchange_id)
         self.query_one("#transcript", Static).update("\n".join(transcript(turns)))
         cut = f" (the first {TURNS_LIMIT:,})" if more else ""
-        self.set_status(f"{len(turns)} turn(s){cut} · enter: the exchange · escape: back")
+        self.set_status(
+            f"{len(turns)} turn(s){cut} · enter: the exchange · a / n / E: label into "
+            f"{self.cases}{problem}"
+        )
 
     def action_reload(self) -> None:
         self.load()
@@ -240,6 +264,54 @@ class TranscriptScreen(StoreScreen):
         if turn is not None:
             self.app.push_screen(ExchangeScreen(turn))
 
+    # --- labeling -----------------------------------------------------------------------
+
+    def draft(self, turn: ExchangeDetail, no_call: bool) -> tuple[Case, str | None]:
+        """The case for `turn` (keeping the id of the case it already has) and that id."""
+        case = case_for_turn(turn.exchange, turn.calls, no_call=no_call)
+        existing = self.labels.get(turn.exchange.exchange_id)
+        if existing is None:
+            return case, None
+        return case.model_copy(update={"id": existing.id}), existing.id
+
+    def label(self, no_call: bool) -> None:
+        turn = self.selected()
+        if turn is None:
+            return
+        case, replacing = self.draft(turn, no_call)
+        self.work(
+            f"write {self.cases}",
+            lambda: save_case(self.cases, case, replacing),
+            lambda how: self.on_case_saved(CaseSaved(case, how)),
+            "label",
+        )
+
+    def action_accept(self) -> None:
+        self.label(no_call=False)
+
+    def action_no_call(self) -> None:
+        self.label(no_call=True)
+
+    def action_edit(self) -> None:
+        turn = self.selected()
+        if turn is None:
+            return
+        existing = self.labels.get(turn.exchange.exchange_id)
+        case, replacing = (existing, existing.id) if existing else self.draft(turn, False)
+        self.app.push_screen(CaseEditScreen(self.cases, case, replacing))
+
+    def on_case_saved(self, message: CaseSaved) -> None:
+        case = message.case
+        if case.exchange_id is not None:
+            self.labels[case.exchange_id] = case
+        for row, turn in enumerate(self.turns):
+            if turn.exchange.exchange_id == case.exchange_id:
+                cell = Coordinate(row, len(TURN_COLUMNS) - 1)
+                self.query_one("#turns", DataTable).update_cell_at(cell, expected_cell(case))
+        self.set_status(f"{message.how} case {case.id} in {self.cases}")
+
+    # --- copy and export ----------------------------------------------------------------
+
     def action_copy_calls(self) -> None:
         turn = self.selected()
         if turn is not None:
@@ -251,9 +323,8 @@ class TranscriptScreen(StoreScreen):
             copy(self, curl_command(turn), "the request as curl (secrets stay redacted)")
 
     def action_export(self) -> None:
-        export(
-            self, f"session-{self.session_id}", TURN_COLUMNS, [turn_cells(t) for t in self.turns]
-        )
+        cells = [turn_cells(t, self.labels.get(t.exchange.exchange_id)) for t in self.turns]
+        export(self, f"session-{self.session_id}", TURN_COLUMNS, cells)
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         self.action_open()

@@ -11,6 +11,7 @@ from datetime import datetime
 from typing import Any
 
 from toolproxy.grade.metrics import RunMetrics
+from toolproxy.grade.model import Case
 from toolproxy.store.rows import ExchangeDetail, FailureRow, RunRow, SessionRow
 from toolproxy.util.table import call_text
 
@@ -35,6 +36,7 @@ TURN_COLUMNS = (
     "latency ms",
     "calls",
     "tokens in/out",
+    "expected",
 )
 SYSTEM_FOLD = 80  # characters of a system prompt shown before it is folded
 
@@ -63,7 +65,16 @@ def session_cells(s: SessionRow) -> tuple[str, ...]:
     )
 
 
-def turn_cells(d: ExchangeDetail) -> tuple[str, ...]:
+def expected_cell(case: Case | None) -> str:
+    """What a turn's case expects: its tools, `no call`, or nothing when it has no case."""
+    if case is None:
+        return ""
+    if case.expect == "no_call":
+        return "no call"
+    return "+".join(c.tool for c in case.calls)
+
+
+def turn_cells(d: ExchangeDetail, case: Case | None = None) -> tuple[str, ...]:
     x = d.exchange
     status = x.error_kind or (str(x.status_code) if x.status_code is not None else "")
     return (
@@ -76,6 +87,7 @@ def turn_cells(d: ExchangeDetail) -> tuple[str, ...]:
         number(x.latency_ms),
         number(x.tool_calls),
         f"{number(x.input_tokens)}/{number(x.output_tokens)}",
+        expected_cell(case),
     )
 
 
