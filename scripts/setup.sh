@@ -26,4 +26,13 @@ fi
 .venv/bin/python -m pip install --quiet --upgrade pip
 .venv/bin/python -m pip install --quiet -c constraints.txt -e ".[dev]"
 .venv/bin/python -m pip check
+# tests/e2e/test_tui_terminal.py drives the real app in tmux (Debian's package)
+if ! command -v tmux >/dev/null 2>&1; then
+  if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
+    apt-get install -y -qq tmux >/dev/null 2>&1 ||
+      { apt-get update -qq && apt-get install -y -qq tmux >/dev/null; }
+  else
+    echo "setup: tmux is missing; the TUI's terminal test needs it (sudo apt-get install tmux)" >&2
+  fi
+fi
 echo "setup: ready ($(.venv/bin/python --version)); try: .venv/bin/toolproxy --help"

@@ -8,7 +8,7 @@ import io
 import json
 
 from tests.seeded import seed_capture
-from tests.tui.drive import settle
+from tests.tui.drive import keys, pinned_app, settle
 from toolproxy.cli.main import main
 from toolproxy.grade.expectations import load_cases
 from toolproxy.tui.app import ToolproxyApp
@@ -133,3 +133,13 @@ async def test_a_broken_cases_file_is_a_message_and_the_turns_still_show(tmp_pat
         await settle(pilot)
         assert status(app).startswith(f"cannot write {cases}: ExpectationError")
     assert cases.read_text() == "- id: x\n  calls: [\n"
+
+
+def test_snapshot_the_case_editor(snap_compare, tmp_path, monkeypatch):
+    app = pinned_app(tmp_path, monkeypatch, session="s-a")
+
+    async def open_editor(pilot) -> None:
+        await keys("E")(pilot)
+        pilot.app.screen.query_one("#editor").cursor_blink = False
+
+    assert snap_compare(app, terminal_size=(80, 24), run_before=open_editor)

@@ -3,7 +3,7 @@ each opens on its exchange."""
 
 from __future__ import annotations
 
-from tests.tui.drive import settle
+from tests.tui.drive import keys, pinned_app, settle
 from toolproxy.grade.metrics import CaseRecord
 from toolproxy.grade.model import CaseGrade
 from toolproxy.tui.app import ToolproxyApp
@@ -50,3 +50,8 @@ async def test_a_cell_lists_its_cases_and_opens_them(graded):
         await settle(pilot)
         assert isinstance(app.screen, ExchangeScreen)
         assert app.screen.detail.exchange.exchange_id == "a-1"
+
+
+def test_snapshot_a_cell(snap_compare, tmp_path, monkeypatch):
+    app = pinned_app(tmp_path, monkeypatch, run="g1")
+    assert snap_compare(app, terminal_size=(80, 24), run_before=keys("tab", "right", "enter"))

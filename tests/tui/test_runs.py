@@ -3,7 +3,7 @@ by the real `toolproxy grade`."""
 
 from __future__ import annotations
 
-from tests.tui.drive import settle
+from tests.tui.drive import keys, pinned_app, settle
 from toolproxy.tui.app import ToolproxyApp
 from toolproxy.tui.runs import DiffScreen, GalleryScreen, LabelsScreen, RunsScreen
 
@@ -86,3 +86,23 @@ async def test_a_replay_run_opens_its_diffs(seeded_capture):
         await settle(pilot)
         assert app.screen.query_one("#diffs").row_count == 1
         assert "1 changed calls" in str(app.screen.query_one("#status").content)
+
+
+def test_snapshot_runs(snap_compare, tmp_path, monkeypatch):
+    app = pinned_app(tmp_path, monkeypatch)
+    assert snap_compare(app, terminal_size=(80, 24), run_before=keys("g"))
+
+
+def test_snapshot_a_run(snap_compare, tmp_path, monkeypatch):
+    app = pinned_app(tmp_path, monkeypatch, run="g2")
+    assert snap_compare(app, terminal_size=(80, 24), run_before=keys())
+
+
+def test_snapshot_gallery(snap_compare, tmp_path, monkeypatch):
+    app = pinned_app(tmp_path, monkeypatch, run="g2")
+    assert snap_compare(app, terminal_size=(80, 24), run_before=keys("enter"))
+
+
+def test_snapshot_replay_diff(snap_compare, tmp_path, monkeypatch):
+    app = pinned_app(tmp_path, monkeypatch)
+    assert snap_compare(app, terminal_size=(80, 24), run_before=keys("g", "tab", "enter"))

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from tests.builders import chat_exchange
 from tests.seeded import CaptureRows, at, seed_capture
-from tests.tui.drive import settle
-from toolproxy.tui import screens
+from tests.tui.drive import keys, pinned_app, settle
+from toolproxy.tui import base, screens
 from toolproxy.tui.app import ToolproxyApp
 from toolproxy.tui.screens import ExchangeScreen, SessionsScreen, TranscriptScreen
 
@@ -106,7 +106,7 @@ async def test_a_missing_capture_is_a_message_not_a_traceback(tmp_path):
 
 
 async def test_new_sessions_appear_while_the_app_is_open(tmp_path, monkeypatch):
-    monkeypatch.setattr(screens, "LIVE_POLL_S", 0.1)
+    monkeypatch.setattr(base, "LIVE_POLL_S", 0.1)
     capture = seed_capture(tmp_path / "live")
     app = ToolproxyApp(capture)
     async with app.run_test(size=(120, 30)) as pilot:
@@ -122,6 +122,19 @@ async def test_new_sessions_appear_while_the_app_is_open(tmp_path, monkeypatch):
                 break
         assert rows(app)[0] == "s-new"
         assert status(app) == "sessions 1-6 of 6"
+        await pilot.press("enter")  # its transcript follows the session too
+        await settle(pilot)
+        assert isinstance(app.screen, TranscriptScreen)
+        assert app.screen.query_one("#turns").row_count == 1
+        more = CaptureRows()
+        more.turn(chat_exchange("n-1", "s-new", at(101), model_requested="m"))
+        more.write(capture, "late-proxy-2")
+        for _ in range(50):
+            await pilot.pause(0.1)
+            await settle(pilot)
+            if app.screen.query_one("#turns").row_count == 2:
+                break
+        assert app.screen.query_one("#turns").row_count == 2
 
 
 async def test_copy_a_turns_calls_and_export_the_sessions(seeded_capture, tmp_path, monkeypatch):
@@ -140,3 +153,18 @@ async def test_copy_a_turns_calls_and_export_the_sessions(seeded_capture, tmp_pa
         await pilot.press("y", "x")
         assert '"name": "search"' in copied[0]
         assert copied[1].startswith("curl -X POST http://h/v1/messages")
+
+
+def test_snapshot_sessions(snap_compare, tmp_path, monkeypatch):
+    app = pinned_app(tmp_path, monkeypatch)
+    assert snap_compare(app, terminal_size=(80, 24), run_before=keys())
+
+
+def test_snapshot_transcript(snap_compare, tmp_path, monkeypatch):
+    app = pinned_app(tmp_path, monkeypatch, session="s-a")
+    assert snap_compare(app, terminal_size=(80, 24), run_before=keys())
+
+
+def test_snapshot_exchange(snap_compare, tmp_path, monkeypatch):
+    app = pinned_app(tmp_path, monkeypatch, session="s-a")
+    assert snap_compare(app, terminal_size=(80, 24), run_before=keys("enter"))

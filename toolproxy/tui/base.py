@@ -20,12 +20,28 @@ def why(exc: Exception) -> str:
     return f"{type(exc).__name__}: {exc}".splitlines()[0]
 
 
+LIVE_POLL_S = 1.0  # how often a screen that follows the capture looks for changes
+
+
 class StoreScreen(Screen[None]):
     """A screen over `capture` with a `#status` line."""
 
     def __init__(self, capture: Path) -> None:
         super().__init__()
         self.capture = capture
+        self.version = ""  # the capture's `store.version` when the data shown was read
+
+    def follow(self, group: str, reload: Callable[[], None], when: Callable[[], bool]) -> None:
+        """Live tail: every LIVE_POLL_S, `reload()` when the capture changed since the data
+        shown was read (file stats only, no DuckDB opened), `when()` allows it and no read
+        of `group` is running."""
+
+        def poll() -> None:
+            busy = any(w.group == group and w.is_running for w in self.workers)
+            if not busy and when() and store.version(self.capture) != self.version:
+                reload()
+
+        self.set_interval(LIVE_POLL_S, poll)
 
     def set_status(self, text: str) -> None:
         self.query_one("#status", Static).update(text)

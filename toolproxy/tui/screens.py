@@ -44,7 +44,6 @@ from toolproxy.tui.views import (
 )
 
 PAGE = 100
-LIVE_POLL_S = 1.0
 TURNS_LIMIT = 2_000
 
 
@@ -69,7 +68,6 @@ class SessionsScreen(StoreScreen):
         self.page: list[SessionRow] = []
         self.next_cursor: str | None = None
         self.total: int | None = None
-        self.version = ""
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -88,7 +86,7 @@ class SessionsScreen(StoreScreen):
         table.add_columns(*SESSION_COLUMNS)
         table.focus()
         self.load()
-        self.set_interval(LIVE_POLL_S, self.poll)
+        self.follow("sessions", self.load, lambda: len(self.cursors) == 1)  # the first page
 
     # --- reading ------------------------------------------------------------------------
 
@@ -121,12 +119,6 @@ class SessionsScreen(StoreScreen):
             + (f"  ·  filter: {where}" if where else "")
             + ("  ·  ] next page" if next_cursor else "")
         )
-
-    def poll(self) -> None:
-        """Live tail: reload the first page when the capture changed (no DuckDB opened)."""
-        busy = any(w.group == "sessions" and w.is_running for w in self.workers)
-        if not busy and len(self.cursors) == 1 and store.version(self.capture) != self.version:
-            self.load()
 
     # --- actions ------------------------------------------------------------------------
 
@@ -220,9 +212,12 @@ class TranscriptScreen(StoreScreen):
         table.add_columns(*TURN_COLUMNS)
         table.focus()
         self.load()
+        self.follow("transcript", self.load, lambda: True)  # new turns of a live session
 
     def load(self) -> None:
-        def read(r: Reader) -> tuple[list[ExchangeDetail], bool, dict[str, Case], str]:
+        version = store.version(self.capture)  # before reading: a later write reloads again
+
+        def read(r: Reader) -> tuple[list[ExchangeDetail], bool, dict[str, Case], str, str]:
             where = ExchangeFilter(sessions=[self.session_id])
             page = exchanges.exchanges(r, where, limit=TURNS_LIMIT)
             turns = exchanges.details(r, [x.exchange_id for x in page.items])
@@ -230,19 +225,27 @@ class TranscriptScreen(StoreScreen):
                 labels, problem = cases_by_exchange(self.cases), ""
             except UserError as exc:  # a broken cases file: the turns still show
                 labels, problem = {}, f" · cases file unreadable: {why(exc)}"
-            return turns, page.next_cursor is not None, labels, problem
+            return turns, page.next_cursor is not None, labels, problem, version
 
         self.read("the session", read, lambda found: self.show(*found), "transcript")
 
     def show(
-        self, turns: list[ExchangeDetail], more: bool, labels: dict[str, Case], problem: str
+        self,
+        turns: list[ExchangeDetail],
+        more: bool,
+        labels: dict[str, Case],
+        problem: str,
+        version: str,
     ) -> None:
-        self.turns, self.labels = turns, labels
+        self.turns, self.labels, self.version = turns, labels, version
         table = self.query_one("#turns", DataTable)
+        keep = table.cursor_row
         table.clear()
         for d in turns:
             case = labels.get(d.exchange.exchange_id)
             table.add_row(*turn_cells(d, case), key=d.exchange.exchange_id)
+        if turns:
+            table.move_cursor(row=min(max(keep, 0), len(turns) - 1))
         self.query_one("#transcript", Static).update("\n".join(transcript(turns)))
         cut = f" (the first {TURNS_LIMIT:,})" if more else ""
         self.set_status(
