@@ -156,7 +156,11 @@ def load_sessions(capture: Path, session_ids: Sequence[str]) -> dict[str, list[S
     from toolproxy.store.queries.grades import session_calls
 
     with store.reading(capture) as r:
-        rows = session_calls(r, list(session_ids))
+        return session_records(session_calls(r, list(session_ids)))
+
+
+def session_records(rows: Sequence[tuple[Any, ...]]) -> dict[str, list[SessionCall]]:
+    """`load_sessions` of the rows `session_calls` read (pure)."""
     out: dict[str, list[SessionCall]] = defaultdict(list)
     for sid, xid, name, call_id, perr, content, is_error in rows:
         out[sid].append(

@@ -25,6 +25,7 @@ keys (every screen shows its own in the footer; ctrl+p: the command palette)
   r          reload (the sessions list also follows a live capture by itself)
   g          runs: grading runs (enter: labels, then a label's cases, n / p) and
              replay runs (tab, enter: recorded vs replayed calls, c: only changed);
+             space marks runs, b the baseline, m: the marked (or all) side by side;
              in a run: G re-grades it from the cases file, enter on a confusion cell
              lists its cases
   y / x      copy the turn's calls as JSON / the request as curl (secrets redacted)

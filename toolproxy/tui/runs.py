@@ -9,6 +9,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
+from textual.coordinate import Coordinate
 from textual.widgets import DataTable, Footer, Header, Static
 
 from toolproxy.grade.metrics import CaseRecord, RunMetrics, compute_run
@@ -19,6 +20,7 @@ from toolproxy.store.queries import grades, replays
 from toolproxy.store.reader import Reader
 from toolproxy.store.rows import FailureRow, RunRow
 from toolproxy.tui.base import StoreScreen
+from toolproxy.tui.compare import CompareScreen
 from toolproxy.tui.confusion import CellScreen
 from toolproxy.tui.views import (
     DIFF_COLUMNS,
@@ -35,16 +37,22 @@ from toolproxy.tui.views import (
 
 
 class RunsScreen(StoreScreen):
-    """Every grading run and every replay run, oldest first (tab: the other table)."""
+    """Every grading run and every replay run, oldest first (tab: the other table); runs
+    marked with space (or all) side by side with `m`, `b` marking the baseline."""
 
     BINDINGS = [
         Binding("escape", "app.pop_screen", "Back"),
         Binding("enter", "open", "Open"),
+        Binding("space", "mark", "Mark"),
+        Binding("b", "baseline", "Baseline"),
+        Binding("m", "compare", "Side by side"),
     ]
 
     def __init__(self, capture: Path, cases: Path) -> None:
         super().__init__(capture)
         self.cases = cases
+        self.marked: set[str] = set()
+        self.baseline: str | None = None
         self.runs: list[RunRow] = []
         self.replays: list[tuple[object, ...]] = []
 
@@ -58,7 +66,7 @@ class RunsScreen(StoreScreen):
     def on_mount(self) -> None:
         self.title = "runs"
         table = self.query_one("#runs", DataTable)
-        table.add_columns(*RUN_COLUMNS)
+        table.add_columns(*RUN_COLUMNS, "compare")
         self.query_one("#replays", DataTable).add_columns(*REPLAY_COLUMNS)
         table.focus()
         self.load()
@@ -76,7 +84,7 @@ class RunsScreen(StoreScreen):
         table = self.query_one("#runs", DataTable)
         table.clear()
         for run in runs:
-            table.add_row(*run_cells(run), key=run.run)
+            table.add_row(*run_cells(run), self.mark_of(run.run), key=run.run)
         other = self.query_one("#replays", DataTable)
         other.clear()
         for replay in replay_runs:
@@ -86,8 +94,43 @@ class RunsScreen(StoreScreen):
             return
         self.set_status(
             f"{len(runs)} grading run(s), {len(replay_runs)} replay run(s) · "
-            "enter: labels / diffs · tab: the other table"
+            "enter: labels / diffs · space, b, m: side by side · tab: the other table"
         )
+
+    def mark_of(self, run: str) -> str:
+        return " ".join(
+            m for m, on in (("✓", run in self.marked), ("* baseline", run == self.baseline)) if on
+        )
+
+    def cursor_run(self) -> str | None:
+        table = self.query_one("#runs", DataTable)
+        if self.focused is table and self.runs and 0 <= table.cursor_row < len(self.runs):
+            return self.runs[table.cursor_row].run
+        return None
+
+    def remark(self) -> None:
+        table = self.query_one("#runs", DataTable)
+        for row, run in enumerate(self.runs):
+            table.update_cell_at(Coordinate(row, len(RUN_COLUMNS)), self.mark_of(run.run))
+
+    def action_mark(self) -> None:
+        run = self.cursor_run()
+        if run is not None:
+            self.marked ^= {run}
+            self.remark()
+
+    def action_baseline(self) -> None:
+        run = self.cursor_run()
+        if run is not None:
+            self.baseline = None if self.baseline == run else run
+            self.remark()
+
+    def action_compare(self) -> None:
+        chosen = [r.run for r in self.runs if r.run in self.marked or r.run == self.baseline]
+        if len(chosen) < 2:  # nothing (or one) marked: every run
+            chosen = [r.run for r in self.runs]
+        if chosen:
+            self.app.push_screen(CompareScreen(self.capture, chosen, self.baseline))
 
     def action_open(self) -> None:
         focused = self.focused
