@@ -111,7 +111,7 @@ async def in_app(cap: Path, rounds: int) -> None:
     from textual.worker import WorkerCancelled
 
     from toolproxy.tui.app import ToolproxyApp
-    from toolproxy.tui.screens import TranscriptScreen
+    from toolproxy.tui.transcript import TranscriptScreen
 
     timings: dict[str, list[float]] = {"filter": [], "next page": [], "200-turn session": []}
     app = ToolproxyApp(cap)

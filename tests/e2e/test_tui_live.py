@@ -12,7 +12,8 @@ import openai
 from tests.tui.drive import settle
 from toolproxy.tui import base
 from toolproxy.tui.app import ToolproxyApp
-from toolproxy.tui.screens import SessionsScreen, TranscriptScreen
+from toolproxy.tui.sessions import SessionsScreen
+from toolproxy.tui.transcript import TranscriptScreen
 
 from .conftest import wait_rows
 

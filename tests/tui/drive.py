@@ -38,3 +38,12 @@ def keys(*pressed: str):
             await settle(pilot)
 
     return run
+
+
+def status(app) -> str:
+    return str(app.screen.query_one("#status").content)
+
+
+def rows(app, table="#sessions") -> list[str]:
+    t = app.screen.query_one(table)
+    return [t.get_row_at(i)[0] for i in range(t.row_count)]

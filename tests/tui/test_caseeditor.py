@@ -14,7 +14,7 @@ from toolproxy.grade.expectations import load_cases
 from toolproxy.tui.app import ToolproxyApp
 from toolproxy.tui.caseeditor import CaseEditScreen
 from toolproxy.tui.runs import LabelsScreen
-from toolproxy.tui.screens import TranscriptScreen
+from toolproxy.tui.transcript import TranscriptScreen
 
 HEADER = """\
 # our team's cases: this comment must survive labeling

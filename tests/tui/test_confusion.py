@@ -8,8 +8,8 @@ from toolproxy.grade.metrics import CaseRecord
 from toolproxy.grade.model import CaseGrade
 from toolproxy.tui.app import ToolproxyApp
 from toolproxy.tui.confusion import CellScreen, cell_cases
+from toolproxy.tui.exchange import ExchangeScreen
 from toolproxy.tui.runs import LabelsScreen
-from toolproxy.tui.screens import ExchangeScreen
 
 
 def record(case_id: str, expected: list[str], called: list[str], observed=True) -> CaseRecord:

@@ -8,7 +8,8 @@ from textual.app import App
 from textual.binding import Binding
 
 from toolproxy.tui.runs import LabelsScreen, RunsScreen
-from toolproxy.tui.screens import SessionsScreen, TranscriptScreen
+from toolproxy.tui.sessions import SessionsScreen
+from toolproxy.tui.transcript import TranscriptScreen
 
 CASES = Path("expectations/cases.yaml")  # where labels go unless --cases says (as `label`)
 
@@ -22,6 +23,7 @@ keys (every screen shows its own in the footer; ctrl+p: the command palette)
   a / n / E  label the turn into the cases file (--cases, default expectations/cases.yaml):
              accept its calls as expected / expect no call / edit the case (ctrl+s saves)
   ] [        next / previous page
+  o / O      sort sessions by the next column / reverse (or click a header)
   r          reload (the sessions list also follows a live capture by itself)
   g          runs: grading runs (enter: labels, then a label's cases, n / p) and
              replay runs (tab, enter: recorded vs replayed calls, c: only changed);

@@ -1,9 +1,11 @@
-"""What every TUI screen that reads the capture shares: a status line, and reads that run in
-a worker thread on one short read batch, with a store error shown, never raised."""
+"""What every TUI screen that reads the capture shares: a status line, reads that run in a
+worker thread on one short read batch (a store error shown, never raised), following a live
+capture, and copying or exporting what is shown."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -13,6 +15,7 @@ from textual.widgets import Static
 
 from toolproxy import store
 from toolproxy.store.reader import Reader
+from toolproxy.tui.views import table_csv
 
 
 def why(exc: Exception) -> str:
@@ -74,3 +77,23 @@ class StoreScreen(Screen[None]):
 def _on_reader(capture: Path, fn: Callable[[Reader], Any]) -> Any:
     with store.reading(capture) as r:
         return fn(r)
+
+
+def copy(screen: Screen[None], text: str, what: str) -> None:
+    """Put `text` on the terminal's clipboard (OSC 52) and say so."""
+    screen.app.copy_to_clipboard(text)
+    screen.notify(f"copied {what}")
+
+
+def export(
+    screen: Screen[None], name: str, columns: tuple[str, ...], rows: list[tuple[str, ...]]
+) -> None:
+    """Write the table shown as CSV in the working directory and say where."""
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
+    path = Path(f"toolproxy-{name}-{stamp}.csv")
+    try:
+        path.write_text(table_csv(columns, rows), encoding="utf-8")
+    except OSError as exc:
+        screen.notify(f"could not write {path}: {exc}", severity="error")
+        return
+    screen.notify(f"wrote {len(rows)} row(s) to {path.resolve()}")

@@ -13,7 +13,7 @@ from toolproxy.grade.metrics import CaseRecord, cells_of
 from toolproxy.store.queries import exchanges
 from toolproxy.store.rows import ExchangeDetail
 from toolproxy.tui.base import StoreScreen
-from toolproxy.tui.screens import ExchangeScreen
+from toolproxy.tui.exchange import ExchangeScreen
 
 CELL_COLUMNS = ("case", "label", "expected", "called", "exchange", "session")
 

@@ -26,6 +26,18 @@ SESSION_COLUMNS = (
     "tokens in",
     "tokens out",
 )
+# the store's order (exchanges.SESSION_ORDERS) behind each of SESSION_COLUMNS
+SESSION_SORTS = (
+    "session_id",
+    "models",
+    "first_seen",
+    "last_seen",
+    "exchanges",
+    "tool_calls",
+    "errors",
+    "input_tokens",
+    "output_tokens",
+)
 TURN_COLUMNS = (
     "time",
     "model",

@@ -3,6 +3,8 @@ one exchange in full."""
 
 from __future__ import annotations
 
+import pytest
+
 from tests.seeded import at
 from toolproxy import store
 from toolproxy.store.filters import ExchangeFilter
@@ -47,6 +49,28 @@ def test_paging_sessions_one_at_a_time_visits_each_once_in_order(seeded_capture)
     assert pages == 5
     rows, pages = walk(seeded_capture, exchanges.sessions, 2)
     assert len(rows) == 5 and pages == 3
+
+
+@pytest.mark.parametrize("order", sorted(exchanges.SESSION_ORDERS))
+@pytest.mark.parametrize("descending", [True, False])
+def test_sessions_sorted_by_any_column_page_like_one_sorted_list(seeded_capture, order, descending):
+    _, key_of = exchanges.SESSION_ORDERS[order]
+    with store.reading(seeded_capture) as r:
+        every = exchanges.sessions(r, limit=100).items
+    want = sorted(every, key=lambda s: (key_of(s), s.session_id), reverse=descending)
+
+    def fetch(r, limit, cursor):
+        return exchanges.sessions(r, limit=limit, cursor=cursor, order=order, descending=descending)
+
+    for limit in (1, 2):
+        rows, pages = walk(seeded_capture, fetch, limit)
+        assert [s.session_id for s in rows] == [s.session_id for s in want]
+        assert rows == want  # the same counts as the default order's aggregate
+
+
+def test_an_unknown_order_says_which_exist(seeded_capture):
+    with store.reading(seeded_capture) as r, pytest.raises(ValueError, match="by: session_id"):
+        exchanges.sessions(r, order="colour")
 
 
 def test_counts_follow_the_filter(seeded_capture):

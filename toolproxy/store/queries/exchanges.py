@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from toolproxy.store.catalog import SESSION_COLUMNS
+from toolproxy.store.catalog import SESSION_CALLS, SESSION_COLUMNS
 from toolproxy.store.filters import ExchangeFilter, in_ids, where_sql
 from toolproxy.store.paging import Page, after_sql, decode_cursor, page_of
 from toolproxy.store.reader import Reader
@@ -56,17 +57,62 @@ ORDER BY p.started_at, p.exchange_id
 """
 
 
+# Orders a sessions page can take: the SessionRow field -> (its SQL over the aggregate, the
+# same value from a row). NULL sorts as -1 / '' so the keyset condition can compare it.
+SESSION_ORDERS: dict[str, tuple[str, Callable[[SessionRow], Any]]] = {
+    "session_id": ("session_id", lambda s: s.session_id),
+    "models": ("coalesce(array_to_string(models, ','), '')", lambda s: ",".join(s.models or ())),
+    "first_seen": ("first_seen", lambda s: s.first_seen),
+    "last_seen": ("last_seen", lambda s: s.last_seen),
+    "exchanges": ("exchanges", lambda s: s.exchanges),
+    "tool_calls": ("tool_calls", lambda s: s.tool_calls),
+    "errors": ("errors", lambda s: s.errors),
+    "input_tokens": ("coalesce(input_tokens, -1)", lambda s: -1 if s.input_tokens is None
+                     else s.input_tokens),
+    "output_tokens": ("coalesce(output_tokens, -1)", lambda s: -1 if s.output_tokens is None
+                      else s.output_tokens),
+}  # fmt: skip
+_SORTED_SESSIONS = f"""
+WITH keyed AS (
+  SELECT *, {{key}} AS sort_key FROM (
+    SELECT {SESSION_COLUMNS} FROM exchanges e {SESSION_CALLS}
+    WHERE e.session_id IS NOT NULL AND {{where}} GROUP BY e.session_id)
+)
+SELECT * EXCLUDE (sort_key) FROM keyed WHERE {{after}}
+ORDER BY sort_key {{direction}}, session_id {{direction}} LIMIT $limit
+"""
+
+
 def sessions(
-    r: Reader, where: ExchangeFilter = ALL, limit: int = 50, cursor: str | None = None
+    r: Reader,
+    where: ExchangeFilter = ALL,
+    limit: int = 50,
+    cursor: str | None = None,
+    order: str = "last_seen",
+    descending: bool = True,
 ) -> Page[SessionRow]:
-    """Sessions, most recently active first, counted over the exchanges `where` selects."""
+    """Sessions counted over the exchanges `where` selects, most recently active first, or
+    by `order` (a key of SESSION_ORDERS, ties by session id). By last activity only the
+    page's sessions are aggregated; any other order aggregates every selected session."""
+    if order not in SESSION_ORDERS:
+        raise ValueError(f"cannot order sessions by {order!r}; by: {', '.join(SESSION_ORDERS)}")
     params: dict[str, Any] = {"limit": limit + 1}
+    key_sql, key_of = SESSION_ORDERS[order]
+    column = "last_seen" if order == "last_seen" and descending else "sort_key"
     after = "TRUE"
     if cursor:
-        after = after_sql(["last_seen", "session_id"], True, params, decode_cursor(cursor, 2))
-    sql = _SESSIONS.format(where=where_sql(where, params), after=after)
+        after = after_sql([column, "session_id"], descending, params, decode_cursor(cursor, 2))
+    if column == "last_seen":
+        sql = _SESSIONS.format(where=where_sql(where, params), after=after)
+    else:
+        sql = _SORTED_SESSIONS.format(
+            key=key_sql,
+            where=where_sql(where, params),
+            after=after,
+            direction="DESC" if descending else "ASC",
+        )
     rows = r.typed(SessionRow, sql, params)
-    return page_of(rows, limit, lambda s: (s.last_seen, s.session_id))
+    return page_of(rows, limit, lambda s: (key_of(s), s.session_id))
 
 
 def count_sessions(r: Reader, where: ExchangeFilter = ALL) -> int:

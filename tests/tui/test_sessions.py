@@ -1,23 +1,15 @@
-"""toolproxy.tui.screens, driven by Textual's Pilot on real captures: sessions (filter,
-paging, live tail), a session's transcript, one exchange, and the errors shown in the app."""
+"""toolproxy.tui.sessions, driven by Textual's Pilot on real captures: the sessions list
+(filter, sort, paging, live tail, export) and the errors shown in the app."""
 
 from __future__ import annotations
 
 from tests.builders import chat_exchange
 from tests.seeded import CaptureRows, at, seed_capture
-from tests.tui.drive import keys, pinned_app, settle
-from toolproxy.tui import base, screens
+from tests.tui.drive import keys, pinned_app, rows, settle, status
+from toolproxy.tui import base, sessions
 from toolproxy.tui.app import ToolproxyApp
-from toolproxy.tui.screens import ExchangeScreen, SessionsScreen, TranscriptScreen
-
-
-def status(app) -> str:
-    return str(app.screen.query_one("#status").content)
-
-
-def rows(app, table="#sessions") -> list[str]:
-    t = app.screen.query_one(table)
-    return [t.get_row_at(i)[0] for i in range(t.row_count)]
+from toolproxy.tui.sessions import SessionsScreen
+from toolproxy.tui.transcript import TranscriptScreen
 
 
 async def test_sessions_newest_first_with_their_counts(seeded_capture):
@@ -49,7 +41,7 @@ async def test_the_filter_bar_filters_and_says_what_is_wrong(seeded_capture):
 
 
 async def test_pages_move_by_keyset_cursors(seeded_capture, monkeypatch):
-    monkeypatch.setattr(screens, "PAGE", 2)
+    monkeypatch.setattr(sessions, "PAGE", 2)
     app = ToolproxyApp(seeded_capture)
     async with app.run_test(size=(120, 30)) as pilot:
         await settle(pilot)
@@ -63,37 +55,6 @@ async def test_pages_move_by_keyset_cursors(seeded_capture, monkeypatch):
         await pilot.press("left_square_bracket", "left_square_bracket")
         await settle(pilot)
         assert rows(app) == ["s-m", "s-r"]
-
-
-async def test_a_session_opens_its_transcript_and_a_turn_its_exchange(seeded_capture):
-    app = ToolproxyApp(seeded_capture)
-    async with app.run_test(size=(120, 40)) as pilot:
-        await settle(pilot)
-        await pilot.press("down", "down", "down", "down", "enter")  # s-a
-        await settle(pilot)
-        assert isinstance(app.screen, TranscriptScreen)
-        assert rows(app, "#turns")[0] == "2026-03-01 12:00:00"
-        assert len(rows(app, "#turns")) == 3
-        text = str(app.screen.query_one("#transcript").content)
-        assert "user: weather in Paris?" in text and "← result: 18C" in text
-        assert status(app).startswith("3 turn(s)")
-        await pilot.press("enter")
-        await settle(pilot)
-        assert isinstance(app.screen, ExchangeScreen)
-        assert app.screen.detail.exchange.exchange_id == "a-0"
-        body = str(app.screen.query_one("#exchange").content)
-        assert "request body:" in body and "parse ok" in body
-        await pilot.press("escape", "escape")
-        await settle(pilot)
-        assert isinstance(app.screen, SessionsScreen)
-
-
-async def test_opening_straight_at_a_session(seeded_capture):
-    app = ToolproxyApp(seeded_capture, session="s-b")
-    async with app.run_test(size=(120, 40)) as pilot:
-        await settle(pilot)
-        assert isinstance(app.screen, TranscriptScreen)
-        assert "→ call search" in str(app.screen.query_one("#transcript").content)
 
 
 async def test_a_missing_capture_is_a_message_not_a_traceback(tmp_path):
@@ -160,11 +121,21 @@ def test_snapshot_sessions(snap_compare, tmp_path, monkeypatch):
     assert snap_compare(app, terminal_size=(80, 24), run_before=keys())
 
 
-def test_snapshot_transcript(snap_compare, tmp_path, monkeypatch):
-    app = pinned_app(tmp_path, monkeypatch, session="s-a")
-    assert snap_compare(app, terminal_size=(80, 24), run_before=keys())
-
-
-def test_snapshot_exchange(snap_compare, tmp_path, monkeypatch):
-    app = pinned_app(tmp_path, monkeypatch, session="s-a")
-    assert snap_compare(app, terminal_size=(80, 24), run_before=keys("enter"))
+async def test_sessions_sort_by_any_column(seeded_capture):
+    app = ToolproxyApp(seeded_capture)
+    async with app.run_test(size=(140, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press("o")  # after last seen (the default) comes turns
+        await settle(pilot)
+        assert status(app).endswith("by turns ▼")
+        table = app.screen.query_one("#sessions")
+        turns = [int(table.get_row_at(i)[4]) for i in range(table.row_count)]
+        assert turns == sorted(turns, reverse=True) and turns[0] == 3
+        await pilot.press("O")
+        await settle(pilot)
+        assert status(app).endswith("by turns ▲")
+        assert rows(app)[-1] == "s-a"
+        await pilot.click("#sessions", offset=(2, 0))  # the header of the session column
+        await settle(pilot)
+        assert status(app).endswith("by session ▼")
+        assert rows(app) == ["s-r", "s-m", "s-c", "s-b", "s-a"]
