@@ -43,3 +43,17 @@ async def test_opening_straight_at_a_session(seeded_capture):
 def test_snapshot_transcript(snap_compare, tmp_path, monkeypatch):
     app = pinned_app(tmp_path, monkeypatch, session="s-a")
     assert snap_compare(app, terminal_size=(80, 24), run_before=keys())
+
+
+async def test_t_opens_the_offered_tools_with_their_schemas(seeded_capture):
+    app = ToolproxyApp(seeded_capture, session="s-a")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        text = str(app.screen.query_one("#transcript").content)
+        assert "tools offered: get_weather, search  (t: open)" in text
+        await pilot.press("t")
+        text = str(app.screen.query_one("#transcript").content)
+        assert "tools offered (2, t: fold):" in text
+        assert '  get_weather: {"type":"object"' in text
+        await pilot.press("t")
+        assert "(t: open)" in str(app.screen.query_one("#transcript").content)

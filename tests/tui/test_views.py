@@ -1,4 +1,4 @@
-"""toolproxy.tui.views: table cells and transcripts from the store's rows (the seeded
+"""toolproxy.tui.views: table cells and exchanges from the store's rows (the seeded
 capture)."""
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ from toolproxy.tui.views import (
     pretty,
     session_cells,
     table_csv,
-    transcript,
     turn_cells,
 )
 
@@ -54,29 +53,6 @@ def test_the_expected_column_says_what_the_turns_case_expects():
     assert expected_cell(None) == ""
     assert expected_cell(Case(id="x", exchange_id="e", calls=calls)) == "a+b"
     assert expected_cell(Case(id="x", exchange_id="e", expect="no_call")) == "no call"
-
-
-def test_the_transcript_reads_turn_by_turn(seeded_capture):
-    lines = transcript(details(seeded_capture, "a-0", "a-1", "a-2"))
-    text = "\n".join(lines)
-    assert [line for line in lines if line.startswith("── turn")][0].startswith(
-        "── turn 1 · 2026-03-01 12:00:00 · gpt-a-2026 · openai_chat · TTFB 100 ms"
-    )
-    assert "user: weather in Paris?" in text
-    assert text.count("user: weather in Paris?") == 1  # a later request repeats it: not shown
-    assert '→ call get_weather({"city":"Paris"})' in text
-    assert "MCP tools/call get_weather (exchange m-0)" in text
-    # each call shows the result that answered it, even with the call id reused
-    paris = lines.index('→ call get_weather({"city":"Paris"})')
-    rome = lines.index('→ call get_weather({"city":"Rome"})')
-    assert "  ← result: 18C" in lines[paris:rome]
-    assert "  ← result: sunny" in lines[rome:]
-    assert "assistant: It is sunny in Rome" in text
-    assert "tools offered: get_weather, search" in text
-
-
-def test_a_failed_turn_says_so(seeded_capture):
-    assert "! upstream" in "\n".join(transcript(details(seeded_capture, "b-1")))
 
 
 def test_an_exchange_shows_its_request_and_its_parse(seeded_capture):

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
@@ -16,20 +18,14 @@ from toolproxy.grade.caseedit import cases_by_exchange, save_case
 from toolproxy.grade.labeling import case_for_turn
 from toolproxy.grade.model import Case
 from toolproxy.store.filters import ExchangeFilter
-from toolproxy.store.queries import exchanges
+from toolproxy.store.queries import exchanges, mcp
 from toolproxy.store.reader import Reader
 from toolproxy.store.rows import ExchangeDetail
 from toolproxy.tui.base import StoreScreen, copy, export, why
 from toolproxy.tui.caseeditor import CaseEditScreen, CaseSaved
 from toolproxy.tui.exchange import ExchangeScreen
-from toolproxy.tui.views import (
-    TURN_COLUMNS,
-    calls_json,
-    curl_command,
-    expected_cell,
-    transcript,
-    turn_cells,
-)
+from toolproxy.tui.turns import ServerTools, line_style, transcript
+from toolproxy.tui.views import TURN_COLUMNS, calls_json, curl_command, expected_cell, turn_cells
 
 TURNS_LIMIT = 2_000
 
@@ -44,6 +40,7 @@ class TranscriptScreen(StoreScreen):
         Binding("a", "accept", "Accept calls"),
         Binding("n", "no_call", "Expect no call"),
         Binding("E", "edit", "Edit case"),
+        Binding("t", "tools", "Tools"),
         Binding("y", "copy_calls", "Copy calls"),
         Binding("x", "copy_curl", "Copy curl"),
         Binding("e", "export", "Export CSV"),
@@ -56,12 +53,14 @@ class TranscriptScreen(StoreScreen):
         self.cases = cases
         self.turns: list[ExchangeDetail] = []
         self.labels: dict[str, Case] = {}  # exchange id -> its case in the cases file
+        self.server_tools: ServerTools = []  # the MCP servers' real schemas
+        self.tools_open = False
 
     def compose(self) -> ComposeResult:
         yield Header()
         yield DataTable(id="turns", cursor_type="row", zebra_stripes=True)
         with VerticalScroll(id="transcript-box"):
-            yield Static("", id="transcript")
+            yield Static("", id="transcript", markup=False)
         yield Static("", id="status")
         yield Footer()
 
@@ -76,27 +75,30 @@ class TranscriptScreen(StoreScreen):
     def load(self) -> None:
         version = store.version(self.capture)  # before reading: a later write reloads again
 
-        def read(r: Reader) -> tuple[list[ExchangeDetail], bool, dict[str, Case], str, str]:
+        def read(r: Reader) -> tuple[Any, ...]:
             where = ExchangeFilter(sessions=[self.session_id])
             page = exchanges.exchanges(r, where, limit=TURNS_LIMIT)
             turns = exchanges.details(r, [x.exchange_id for x in page.items])
+            servers = mcp.server_tools(r)
             try:
                 labels, problem = cases_by_exchange(self.cases), ""
             except UserError as exc:  # a broken cases file: the turns still show
                 labels, problem = {}, f" · cases file unreadable: {why(exc)}"
-            return turns, page.next_cursor is not None, labels, problem, version
+            return turns, servers, page.next_cursor is not None, labels, problem, version
 
         self.read("the session", read, lambda found: self.show(*found), "transcript")
 
     def show(
         self,
         turns: list[ExchangeDetail],
+        servers: ServerTools,
         more: bool,
         labels: dict[str, Case],
         problem: str,
         version: str,
     ) -> None:
         self.turns, self.labels, self.version = turns, labels, version
+        self.server_tools = servers
         table = self.query_one("#turns", DataTable)
         keep = table.cursor_row
         table.clear()
@@ -105,12 +107,24 @@ class TranscriptScreen(StoreScreen):
             table.add_row(*turn_cells(d, case), key=d.exchange.exchange_id)
         if turns:
             table.move_cursor(row=min(max(keep, 0), len(turns) - 1))
-        self.query_one("#transcript", Static).update("\n".join(transcript(turns)))
+        self.render_transcript()
         cut = f" (the first {TURNS_LIMIT:,})" if more else ""
         self.set_status(
             f"{len(turns)} turn(s){cut} · enter: the exchange · a / n / E: label into "
             f"{self.cases}{problem}"
         )
+
+    def render_transcript(self) -> None:
+        lines = transcript(self.turns, self.server_tools, self.tools_open)
+        text = Text()
+        for line in lines:
+            text.append(line + "\n", style=line_style(line))
+        self.query_one("#transcript", Static).update(text)
+
+    def action_tools(self) -> None:
+        """Open or fold every turn's offered tools (their schemas and drift)."""
+        self.tools_open = not self.tools_open
+        self.render_transcript()
 
     def action_reload(self) -> None:
         self.load()

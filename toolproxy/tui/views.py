@@ -50,7 +50,6 @@ TURN_COLUMNS = (
     "tokens in/out",
     "expected",
 )
-SYSTEM_FOLD = 80  # characters of a system prompt shown before it is folded
 
 
 def when(value: datetime | None) -> str:
@@ -111,77 +110,6 @@ def pretty(value: Any) -> str:
         except ValueError:
             return value
     return json.dumps(value, indent=2, ensure_ascii=False, default=str)
-
-
-def _text(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        parts = [p.get("text", "") if isinstance(p, dict) else str(p) for p in content]
-        return "\n".join(p for p in parts if p)
-    return "" if content is None else pretty(content)
-
-
-def _messages(request: dict[str, Any]) -> list[dict[str, Any]]:
-    raw = request.get("messages")
-    value = json.loads(raw) if isinstance(raw, str) else raw
-    return [m for m in value or [] if isinstance(m, dict)]
-
-
-def transcript(turns: list[ExchangeDetail]) -> list[str]:
-    """A session turn by turn: what each request added, the reply, each call with its
-    arguments, its MCP execution and the result that answered it."""
-    lines: list[str] = []
-    seen = 0
-    for n, d in enumerate(turns, 1):
-        x = d.exchange
-        lines.append(
-            f"── turn {n} · {when(x.started_at)} · {x.model or '?'} · {x.wire_format or '?'}"
-            f" · TTFB {number(x.ttfb_ms)} ms · {number(x.input_tokens)}→"
-            f"{number(x.output_tokens)} tokens ──"
-        )
-        system = d.request.get("system")
-        if system and n == 1:
-            text = _text(
-                json.loads(system) if isinstance(system, str) and system[:1] in '[{"' else system
-            )
-            folded = (
-                text if len(text) <= SYSTEM_FOLD else text[:SYSTEM_FOLD] + f"… ({len(text)} chars)"
-            )
-            lines.append(f"system: {folded}")
-        messages = _messages(d.request)
-        new = messages[seen:] if len(messages) >= seen else messages
-        seen = len(messages)
-        for m in new:
-            role = m.get("role", "?")
-            if role == "assistant" and m.get("tool_calls"):
-                continue  # the previous turn's reply, shown there
-            text = _text(m.get("content"))
-            if role == "tool":
-                continue  # shown under the call it answered
-            lines.append(f"{role}: {text}")
-        if d.offered:
-            lines.append(f"tools offered: {', '.join(o.name for o in d.offered)}")
-        results = {r.index: r for r in d.results}
-        executions = {m.linked_call_id: m for m in d.mcp}
-        for c in d.calls:
-            lines.append(f"→ call {c.name}({c.arguments_raw or ''})")
-            if c.parse_error:
-                lines.append(f"  ! arguments did not parse: {c.parse_error}")
-            if c.call_id in executions:
-                e = executions[c.call_id]
-                lines.append(f"  MCP tools/call {e.tool_name} (exchange {e.mcp_exchange_id})")
-            if c.index in results:
-                r = results[c.index]
-                mark = " (error)" if r.result_is_error else ""
-                lines.append(f"  ← result{mark}: {r.result}")
-        reply = d.request.get("assistant_text")
-        if reply:
-            lines.append(f"assistant: {reply}")
-        if x.error_kind:
-            lines.append(f"! {x.error_kind}: {d.request.get('error_message') or ''}".rstrip(": "))
-        lines.append("")
-    return lines
 
 
 def exchange_text(d: ExchangeDetail) -> list[str]:

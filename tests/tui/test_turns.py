@@ -1,0 +1,133 @@
+"""toolproxy.tui.turns: a session's transcript as text, with each call's arguments as pretty
+JSON, schema violations under the offending field and drift against the MCP server."""
+
+from __future__ import annotations
+
+from toolproxy import store
+from toolproxy.schema.validator import check_value
+from toolproxy.store.queries import exchanges, mcp
+from toolproxy.store.rows import CallRow, OfferedRow
+from toolproxy.tui.turns import (
+    call_lines,
+    json_lines,
+    line_style,
+    offered_lines,
+    transcript,
+)
+
+ORDER = {
+    "type": "object",
+    "properties": {
+        "city": {"type": "string"},
+        "items": {
+            "type": "array",
+            "items": {"type": "object", "properties": {"qty": {"type": "integer"}}},
+        },
+    },
+    "required": ["city"],
+    "additionalProperties": False,
+}
+
+
+def offered(name="order", schema=ORDER) -> OfferedRow:
+    return OfferedRow("x", 0, name, "function", None, schema, "h")
+
+
+def call(arguments, name="order", parse_error=None, raw=None) -> CallRow:
+    return CallRow("x", "s", 0, "c1", name, raw or str(arguments), arguments, parse_error)
+
+
+def read(capture, *ids):
+    with store.reading(capture) as r:
+        return exchanges.details(r, list(ids)), mcp.server_tools(r)
+
+
+def test_the_transcript_reads_turn_by_turn(seeded_capture):
+    turns, servers = read(seeded_capture, "a-0", "a-1", "a-2")
+    lines = transcript(turns, servers)
+    text = "\n".join(lines)
+    assert lines[0] == (
+        "── turn 1 · 2026-03-01 12:00:00 · gpt-a-2026 · openai_chat · TTFB 100 ms · "
+        "10→5 tokens · 50.0 tok/s ──"
+    )
+    assert text.count("user: weather in Paris?") == 1  # a later request repeats it: not shown
+    assert "MCP tools/call get_weather (exchange m-0)" in text
+    # each call shows the result that answered it, even with the call id reused
+    paris = lines.index('      "city": "Paris"')
+    rome = lines.index('      "city": "Rome"')
+    assert lines[paris - 2] == "→ call get_weather · schema of MCP server weather"
+    assert "  ← result: 18C" in lines[paris:rome]
+    assert "  ← result: sunny" in lines[rome:]
+    assert "assistant: It is sunny in Rome" in text
+    assert "tools offered: get_weather, search  (t: open)" in text
+
+
+def test_a_failed_turn_says_so(seeded_capture):
+    turns, servers = read(seeded_capture, "b-1")
+    assert "! upstream" in "\n".join(transcript(turns, servers))
+
+
+def test_json_lines_carry_the_paths_jsonschema_names():
+    value = {"city": "Paris", "items": [{"qty": 1}, {"qty": "2"}]}
+    paths = [p for p, _ in json_lines(value)]
+    assert "$.items[1].qty" in paths and "$.city" in paths
+    bad = check_value(value, ORDER).errors
+    assert {e.path for e in bad} <= set(paths)  # every violation finds its line
+    assert "\n".join(t for _, t in json_lines(value)).startswith('{\n  "city": "Paris",\n')
+
+
+def test_each_violation_sits_under_its_field():
+    lines = call_lines(
+        call({"city": 3, "items": [{"qty": 1}, {"qty": "2"}], "colour": "red"}), [offered()], []
+    )
+    assert lines[0] == "→ call order"
+    city = lines.index('      "city": 3,')
+    assert lines[city + 1] == "      ✗ $.city: 3 is not of type 'string'"
+    qty = lines.index('          "qty": "2"')
+    assert lines[qty + 1] == "      ✗ $.items[1].qty: '2' is not of type 'integer'"
+    # a violation of the object itself (an extra property) goes after the object's end
+    assert lines[-2] == "    }"
+    assert lines[-1].startswith("      ✗ $: Additional properties are not allowed ('colour'")
+
+
+def test_a_missing_required_field_and_unparsed_arguments():
+    lines = call_lines(call({}), [offered()], [])
+    assert lines[-1] == "      ✗ $: 'city' is a required property"
+    lines = call_lines(call(None, parse_error="Expecting value", raw='{"city": '), [offered()], [])
+    assert lines[1:] == ['    {"city": ', "    ! arguments did not parse: Expecting value"]
+    assert call_lines(call({"a": 1}, name="ghost"), [offered()], [])[0] == (
+        "→ call ghost · no schema to check"
+    )
+
+
+def test_the_servers_real_schema_wins_over_the_offered_copy():
+    loose = {"type": "object"}
+    lines = call_lines(call({"city": 3}), [offered(schema=loose)], [("shop", "order", ORDER)])
+    assert lines[0] == "→ call order · schema of MCP server shop"
+    assert "      ✗ $.city: 3 is not of type 'string'" in lines
+
+
+def test_offered_tools_mark_drift_and_open_to_their_schemas():
+    copy = {"type": "object", "properties": {"city": {"type": "integer"}}}
+    tools = [offered(schema=copy), offered(name="other", schema={"type": "object"})]
+    servers = [("shop", "order", ORDER)]
+    assert offered_lines(tools, servers, False) == [
+        "tools offered: order ≠ server, other  (t: open)"
+    ]
+    opened = offered_lines(tools, servers, True)
+    assert opened[0] == "tools offered (2, t: fold):"
+    assert opened[1].startswith('  order: {"type":"object"')
+    assert '    ≠ type_changed city: server ["string"], offered ["integer"]' in opened
+    assert opened[-1] == '  other: {"type":"object"}'
+    assert offered_lines([], servers, True) == []
+
+
+def test_line_styles():
+    assert line_style("── turn 1 ──") == "bold"
+    assert line_style("      ✗ $.city: bad") == "bold red"
+    assert line_style("    ≠ type_changed city") == "yellow"
+    assert line_style("tools offered: order ≠ server") == "yellow"
+    assert line_style("→ call order") == "cyan"
+    assert line_style("  ← result (error): boom") == "red"
+    assert line_style("  ← result: ok") == "green"
+    assert line_style("user: hi") == ""
