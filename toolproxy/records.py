@@ -196,6 +196,11 @@ class Exchange(BaseModel):
     total_tokens: int | None = None
     cached_input_tokens: int | None = None
     decode_tps: float | None = None
+    sse_times: list[float] | None = Field(
+        default=None,
+        description="an event stream's events' arrival times, ms after the request started "
+        "(one per event of the stored body, in order)",
+    )
     request_headers: dict[str, str] = Field(default_factory=dict)
     response_headers: dict[str, str] = Field(default_factory=dict)
     request_body: str | None = None

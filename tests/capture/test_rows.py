@@ -4,7 +4,13 @@ import json
 
 from toolproxy.capture.link import Linker
 from toolproxy.capture.redact import REDACTED, Redactor
-from toolproxy.capture.rows import build_rows, classify_error, decode_tps, fallback_rows
+from toolproxy.capture.rows import (
+    build_rows,
+    classify_error,
+    decode_tps,
+    fallback_rows,
+    sse_times,
+)
 from toolproxy.capture.session import SessionTracker
 from toolproxy.capture.tap import RawExchange
 from toolproxy.records import ParsedResponse
@@ -189,6 +195,23 @@ def test_decode_tps_rules():
     assert decode_tps(streamed, True, None) is None
     assert decode_tps(raw(first_byte=1.0, last_byte=1.0), True, 10) is None
     assert decode_tps(raw(request_end=1.0, ended_at=2.0), False, 4) == 4.0
+
+
+SSE = b'data: {"a":1}\n\n: ping\n\ndata: {"a":2}\n\ndata: [DONE]\n\n'
+
+
+def test_each_event_of_a_stream_gets_the_time_its_last_byte_arrived():
+    stream = raw(
+        response_headers=[("content-type", "text/event-stream")],
+        response_body=SSE,
+        arrivals=[(0, 100.5), (10, 100.52), (30, 100.7)],  # chunks: [0,10) [10,30) [30,...)
+    )
+    assert sse_times(stream) == [520.0, 700.0, 700.0]  # events end at bytes 15, 38, 52
+    _, rows = build(stream)
+    assert rows["exchanges"][0]["sse_times"] == [520.0, 700.0, 700.0]
+    assert sse_times(raw(arrivals=[(0, 100.5)])) is None  # not an event stream
+    gzipped = [("content-type", "text/event-stream"), ("content-encoding", "gzip")]
+    assert sse_times(raw(response_headers=gzipped, arrivals=[(0, 100.5)])) is None
 
 
 def test_fallback_rows_keep_the_raw_exchange_without_secrets():

@@ -14,6 +14,7 @@ def test_tap_returns_chunks_unchanged_and_keeps_a_copy():
     assert tap.body() == b"abcd"
     assert (tap.first_at, tap.last_at, tap.ended_at) == (1.0, 2.0, 3.0)
     assert tap.ended and not tap.truncated and tap.size == 4
+    assert tap.arrivals == [(0, 1.0), (2, 2.0)]  # each kept chunk: its offset, its time
 
 
 def test_tap_caps_the_copy_but_passes_everything_through():
@@ -22,6 +23,7 @@ def test_tap_caps_the_copy_but_passes_everything_through():
     assert tap(b"ef") == b"ef"
     assert tap.body() == b"abc"
     assert tap.size == 6 and tap.truncated and not tap.ended
+    assert [offset for offset, _ in tap.arrivals] == [0]  # only chunks that were kept
 
 
 def test_zero_limit_keeps_nothing():

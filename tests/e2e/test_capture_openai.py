@@ -9,6 +9,7 @@ import openai
 import pytest
 
 from toolproxy.scripted import Reply, Script, ScriptedCall
+from toolproxy.wire.sse import iter_sse_events
 
 from .conftest import rows, wait_rows
 
@@ -82,6 +83,13 @@ def test_chat_parallel_calls_byte_identical_and_recorded(upstream, proxy, captur
     assert ex[0][4] and ex[0][4] > 0
     tools = rows(capture, "SELECT name FROM tools_offered ORDER BY position")
     assert tools == [("get_weather",), ("get_time",)]
+    ((times, body),) = rows(capture, "SELECT sse_times, response_body FROM exchanges")
+    if stream:  # one arrival time per event of the stored stream, in order
+        times = json.loads(times)
+        assert len(times) == len(iter_sse_events(body.encode())[0]) > 2
+        assert times == sorted(times) and times[0] > 0
+    else:
+        assert times is None
 
 
 async def test_async_client_streamed_and_not(upstream, proxy, capture):

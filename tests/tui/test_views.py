@@ -141,3 +141,15 @@ def test_the_metrics_line_says_n_a_for_empty_denominators():
 
     line = metrics_line(compute_run("r", []))
     assert line.startswith("0 cases, 0 graded · pass n/a · selection n/a")
+
+
+def test_an_event_stream_as_one_line_per_event():
+    from toolproxy.tui.views import sse_lines
+
+    body = 'event: delta\ndata: {"a":1}\n\ndata: ' + "x" * 200
+    lines = sse_lines(body, "utf-8", [12.5, 40.0])
+    assert lines[0] == "SSE events (2, cut short):"
+    assert lines[1] == '  +     12.5 ms  delta                  {"a":1}'
+    assert lines[2].endswith("x" * 160 + "…") and lines[-1] == ""
+    assert sse_lines(body, "utf-8", [1.0])[1].startswith("  #    1  delta")  # times don't fit
+    assert sse_lines(body, "base64", None) == [] and sse_lines('{"a": 1}', "utf-8", None) == []

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from tests import paths
-from toolproxy.wire.sse import SseEvent, iter_sse_events
+from toolproxy.wire.sse import SseEvent, event_ends, iter_sse_events
 
 FIXTURES = paths.FIXTURES / "wire"
 
@@ -121,3 +123,32 @@ def test_recorded_anthropic_stream() -> None:
     assert events[0].event == "message_start"
     assert events[-1] == SseEvent("message_stop", '{"type":"message_stop"}')
     assert [e.event for e in events].count("ping") == 1
+
+
+_FIELDS = st.sampled_from(
+    [b"data: x", b"data: {\"a\": 1}", b"event: delta", b": ping", b"id: 7", b"retry: 5",
+     b"data", b"dat", b"data: \xc3\xa9t\xc3\xa9", b""]
+)  # fmt: skip
+_ENDS = st.sampled_from([b"\n", b"\r\n", b"\r"])
+
+
+@given(st.lists(st.tuples(_FIELDS, _ENDS), max_size=30), st.booleans(), st.booleans())
+def test_event_ends_match_the_events_one_for_one(lines, bom, cut):
+    body = (b"\xef\xbb\xbf" if bom else b"") + b"".join(f + e for f, e in lines)
+    if cut and body:
+        body = body[:-1]
+    events, _ = iter_sse_events(body)
+    ends = event_ends(body)
+    assert len(ends) == len(events)
+    assert ends == sorted(ends) and all(0 < e <= len(body) for e in ends)
+    for n, end in enumerate(
+        ends
+    ):  # the body up to an event's end holds exactly it and those before
+        assert iter_sse_events(body[:end])[0] == events[: n + 1]
+
+
+def test_event_ends_of_a_chat_stream():
+    body = b'data: {"a":1}\n\n: ping\n\ndata: {"a":2}\n\ndata: [DONE]\n\n'
+    assert event_ends(body) == [15, 38, 52]
+    assert event_ends(b"data: cut") == [9]
+    assert event_ends(b"") == [] and event_ends(b": only a comment\n\n") == []

@@ -369,6 +369,7 @@ def raw_exchange(
         raw.response_size = stap.size or len(body)
         raw.first_byte = stap.first_at
         raw.last_byte = stap.last_at
+        raw.arrivals = stap.arrivals
         raw.ended_at = resp.timestamp_end or stap.ended_at or time.time()
         raw.response_complete = complete and (stap.ended or not stap.size)
     else:

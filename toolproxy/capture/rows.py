@@ -5,6 +5,7 @@ Pure: runs in the recorder's background thread, never on the proxy's request pat
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from datetime import UTC, datetime
 from typing import Any
 
@@ -16,6 +17,7 @@ from toolproxy.capture.tap import RawExchange
 from toolproxy.records import Exchange, ParsedRequest, ParsedResponse, ToolResult, WireResult
 from toolproxy.store.segments import child_rows
 from toolproxy.wire.body import body_text, one_encoding
+from toolproxy.wire.sse import event_ends
 
 Rows = dict[str, list[dict[str, Any]]]
 
@@ -102,6 +104,22 @@ def decode_tps(raw: RawExchange, streamed: bool, output_tokens: int | None) -> f
     if start is None or end is None or end <= start:
         return None
     return round(output_tokens / (end - start), 3)
+
+
+def sse_times(raw: RawExchange) -> list[float] | None:
+    """Each event's arrival, ms after the request started: the time the chunk holding its
+    last byte came in (None when the response is not an event stream with recorded chunks,
+    or came compressed: chunk offsets then count compressed bytes)."""
+    kind = _header(raw.response_headers, "content-type") or ""
+    coding = (_header(raw.response_headers, "content-encoding") or "identity").strip().lower()
+    if not raw.arrivals or "text/event-stream" not in kind or coding != "identity":
+        return None
+    starts = [offset for offset, _ in raw.arrivals]
+    times = []
+    for end in event_ends(raw.response_body):
+        _, at = raw.arrivals[max(bisect_right(starts, end - 1) - 1, 0)]
+        times.append(round((at - raw.started_at) * 1000, 3))
+    return times
 
 
 def _header(headers: list[tuple[str, str]], name: str) -> str | None:
@@ -250,6 +268,7 @@ def build_rows(
         total_tokens=usage.total_tokens if usage else None,
         cached_input_tokens=usage.cached_input_tokens if usage else None,
         decode_tps=decode_tps(raw, streamed, usage.output_tokens if usage else None),
+        sse_times=sse_times(raw),
         request_headers=request_headers,
         response_headers=response_headers,
         request_body=stored_request,

@@ -1,8 +1,10 @@
 """Body taps: observe a streamed body chunk by chunk without changing a byte.
 
 mitmproxy calls a tap for every chunk it forwards (and once with b"" at the end). The tap
-keeps a copy, capped at `limit` bytes, and the arrival times the metrics need. It is the
-only code on the hot path, so it does nothing but append and read the clock.
+keeps a copy, capped at `limit` bytes, and the arrival times the metrics need: the first
+and last byte's, and each kept chunk's (its offset in the copy, its time: an event stream's
+events get their times from these, off the hot path). It is the only code on the hot path,
+so it does nothing but append and read the clock.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ class BodyTap:
     limit: int
     clock: Callable[[], float] = time.time
     chunks: list[bytes] = field(default_factory=list)
+    arrivals: list[tuple[int, float]] = field(default_factory=list)  # (offset, time) per chunk
     size: int = 0
     kept: int = 0
     first_at: float | None = None
@@ -36,6 +39,7 @@ class BodyTap:
             if room > 0:
                 piece = chunk if len(chunk) <= room else chunk[:room]
                 self.chunks.append(piece)
+                self.arrivals.append((self.kept, now))
                 self.kept += len(piece)
         else:
             self.ended_at = self.clock()
@@ -75,6 +79,7 @@ class RawExchange:
     response_size: int = 0
     first_byte: float | None = None
     last_byte: float | None = None
+    arrivals: list[tuple[int, float]] = field(default_factory=list)  # BodyTap.arrivals
     ended_at: float | None = None
     response_complete: bool = True
     truncated: bool = False

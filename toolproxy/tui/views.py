@@ -14,6 +14,8 @@ from toolproxy.grade.metrics import RunMetrics
 from toolproxy.grade.model import Case
 from toolproxy.store.rows import ExchangeDetail, FailureRow, RunRow, SessionRow
 from toolproxy.util.table import call_text
+from toolproxy.wire.common import decoded
+from toolproxy.wire.sse import iter_sse_events
 
 SESSION_COLUMNS = (
     "session",
@@ -134,10 +136,31 @@ def exchange_text(d: ExchangeDetail) -> list[str]:
         "response headers:",
         pretty(q.get("response_headers")),
         "",
+        *sse_lines(q.get("response_body"), q.get("body_encoding"), decoded(q.get("sse_times"))),
         "response body:",
         pretty(q.get("response_body") or ""),
     ]
     return [line for chunk in lines for line in str(chunk).split("\n")]
+
+
+SSE_DATA_SHOWN = 160  # characters of an event's data on its line
+
+
+def sse_lines(body: str | None, encoding: str | None, times: Any) -> list[str]:
+    """An event-stream body as one line per event: its arrival (ms after the request
+    started, when recorded), its type and its data; nothing for a body that is no stream."""
+    if not body or encoding == "base64":
+        return []
+    events, ended = iter_sse_events(body.encode("utf-8"))
+    if not events:
+        return []
+    timed = isinstance(times, list) and len(times) == len(events)
+    lines = [f"SSE events ({len(events)}{'' if ended else ', cut short'}):"]
+    for n, e in enumerate(events):
+        at = f"+{times[n]:>9,.1f} ms" if timed else f"#{n + 1:>5}"
+        data = e.data if len(e.data) <= SSE_DATA_SHOWN else e.data[:SSE_DATA_SHOWN] + "…"
+        lines.append(f"  {at}  {e.event:<22} {data}")
+    return [*lines, ""]
 
 
 RUN_COLUMNS = ("run", "cases", "passed", "pass rate", "first graded", "last graded")

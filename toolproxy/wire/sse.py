@@ -66,3 +66,29 @@ def iter_sse_events(data: bytes) -> tuple[list[SseEvent], bool]:
     if parts:
         events.append(SseEvent(name or "message", "\n".join(parts), event_id))
     return events, terminated and not pending
+
+
+_LINE = re.compile(rb"\r\n|\r|\n")
+
+
+def event_ends(data: bytes) -> list[int]:
+    """Where each event `iter_sse_events` returns ends in `data`: the byte offset just past
+    its dispatching blank line (`len(data)` for a trailing event cut short). One offset per
+    event, in order, so a recorded chunk's arrival time can be given to each event."""
+    ends: list[int] = []
+    has_data = False
+    start = 3 if data.startswith(b"\xef\xbb\xbf") else 0
+    for m in _LINE.finditer(data, start):
+        line = data[start : m.start()]
+        start = m.end()
+        if not line:
+            if has_data:
+                ends.append(m.end())
+            has_data = False
+        elif not line.startswith(b":") and line.partition(b":")[0] == b"data":
+            has_data = True
+    if start < len(data) and data[start:].partition(b":")[0] == b"data":
+        has_data = True  # a last line cut before its line end
+    if has_data:
+        ends.append(len(data))
+    return ends
