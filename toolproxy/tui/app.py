@@ -20,6 +20,7 @@ keys (every screen shows its own in the footer; ctrl+p: the command palette)
   /          filter sessions: model:… tool:… since:ISO until:ISO status:ok|failed
              run:RUN label:LABEL origin:captured|replayed session:… format:… words…
   enter      open the session, then a turn's exchange
+  c          charts: latency / TTFB distributions, tokens per turn (a session or a run)
   t          open / fold the offered tools (schemas, drift against the MCP server)
   a / n / E  label the turn into the cases file (--cases, default expectations/cases.yaml):
              accept its calls as expected / expect no call / edit the case (ctrl+s saves)

@@ -20,6 +20,7 @@ from toolproxy.store.queries import grades, replays
 from toolproxy.store.reader import Reader
 from toolproxy.store.rows import FailureRow, RunRow
 from toolproxy.tui.base import StoreScreen
+from toolproxy.tui.charts import ChartsScreen, run_charts
 from toolproxy.tui.compare import CompareScreen
 from toolproxy.tui.confusion import CellScreen
 from toolproxy.tui.views import (
@@ -157,6 +158,7 @@ class LabelsScreen(StoreScreen):
         Binding("escape", "app.pop_screen", "Back"),
         Binding("enter", "gallery", "Gallery"),
         Binding("G", "regrade", "Re-grade"),
+        Binding("c", "charts", "Charts"),
     ]
 
     def __init__(self, capture: Path, run: str, cases: Path) -> None:
@@ -231,6 +233,9 @@ class LabelsScreen(StoreScreen):
             self.capture, self.run_name, expected[row], called[column - 1], self.records
         )
         self.app.push_screen(cell)
+
+    def action_charts(self) -> None:
+        self.app.push_screen(ChartsScreen(f"run {self.run_name}", run_charts(self.records)))
 
     def action_regrade(self) -> None:
         self.set_status(f"grading {self.cases} as a new run…")

@@ -23,6 +23,7 @@ from toolproxy.store.reader import Reader
 from toolproxy.store.rows import ExchangeDetail
 from toolproxy.tui.base import StoreScreen, copy, export, why
 from toolproxy.tui.caseeditor import CaseEditScreen, CaseSaved
+from toolproxy.tui.charts import ChartsScreen, session_charts
 from toolproxy.tui.exchange import ExchangeScreen
 from toolproxy.tui.turns import ServerTools, line_style, transcript
 from toolproxy.tui.views import TURN_COLUMNS, calls_json, curl_command, expected_cell, turn_cells
@@ -41,6 +42,7 @@ class TranscriptScreen(StoreScreen):
         Binding("n", "no_call", "Expect no call"),
         Binding("E", "edit", "Edit case"),
         Binding("t", "tools", "Tools"),
+        Binding("c", "charts", "Charts"),
         Binding("y", "copy_calls", "Copy calls"),
         Binding("x", "copy_curl", "Copy curl"),
         Binding("e", "export", "Export CSV"),
@@ -120,6 +122,10 @@ class TranscriptScreen(StoreScreen):
         for line in lines:
             text.append(line + "\n", style=line_style(line))
         self.query_one("#transcript", Static).update(text)
+
+    def action_charts(self) -> None:
+        charts = session_charts(self.turns)
+        self.app.push_screen(ChartsScreen(f"session {self.session_id}", charts))
 
     def action_tools(self) -> None:
         """Open or fold every turn's offered tools (their schemas and drift)."""
