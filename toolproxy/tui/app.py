@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from functools import partial
 from pathlib import Path
+from typing import Any
 
-from textual.app import App
+from textual.app import App, SystemCommand
 from textual.binding import Binding
+from textual.screen import Screen
 
 from toolproxy.tui.runs import LabelsScreen, RunsScreen
 from toolproxy.tui.sessions import SessionsScreen
@@ -78,6 +82,19 @@ class ToolproxyApp(App[None]):
     def action_runs(self) -> None:
         if not isinstance(self.screen, RunsScreen):
             self.push_screen(RunsScreen(self.capture, self.cases))
+
+    def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
+        """The palette (ctrl+p) offers every action the screen and the app have a key for,
+        with its key (even one a focused widget's own key shadows, like enter on a table),
+        after Textual's own commands."""
+        yield from super().get_system_commands(screen)
+        for node in (screen, self):
+            for bindings in node._bindings.key_to_bindings.values():
+                for binding in bindings:
+                    if binding.description and binding.show:
+                        run = partial(self.run_action, binding.action, node)
+                        key = self.get_key_display(binding)
+                        yield SystemCommand(f"{binding.description} ({key})", binding.action, run)
 
     def action_help(self) -> None:
         self.notify(HELP, title="toolproxy tui", timeout=20)
