@@ -142,7 +142,7 @@ async def in_app(cap: Path, rounds: int) -> None:
             await pilot.press("left_square_bracket")
             await settle()
             t0 = time.perf_counter()
-            app.push_screen(TranscriptScreen(cap, "s-long"))
+            app.push_screen(TranscriptScreen(cap, "s-long", cap.parent / "cases.yaml"))
             await settle()
             assert len(app.screen.turns) == 200, len(app.screen.turns)
             timings["200-turn session"].append(time.perf_counter() - t0)

@@ -11,9 +11,7 @@ from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
 
-from toolproxy.tui.runs import LabelsScreen, RunsScreen
 from toolproxy.tui.sessions import SessionsScreen
-from toolproxy.tui.transcript import TranscriptScreen
 
 CASES = Path("expectations/cases.yaml")  # where labels go unless --cases says (as `label`)
 
@@ -48,7 +46,8 @@ class ToolproxyApp(App[None]):
     TITLE = "toolproxy"
     CSS = """
     #status { height: 1; background: $boost; padding: 0 1; }
-    #filter { display: none; }
+    Screen { layers: base overlay; }
+    #filter { display: none; layer: overlay; position: absolute; offset: 0 1; width: 100%; }
     #turns { height: 40%; }
     #transcript-box { height: 1fr; }
     """
@@ -72,14 +71,22 @@ class ToolproxyApp(App[None]):
         self.cases = cases
 
     def on_mount(self) -> None:
+        # The sessions list is the first screen; the rest (and the grader they load) are
+        # imported when first opened, so the first page shows sooner.
         self.push_screen(SessionsScreen(self.capture, self.cases))
         if self.run_name:
+            from toolproxy.tui.runs import LabelsScreen
+
             self.action_runs()
             self.push_screen(LabelsScreen(self.capture, self.run_name, self.cases))
         if self.session:
+            from toolproxy.tui.transcript import TranscriptScreen
+
             self.push_screen(TranscriptScreen(self.capture, self.session, self.cases))
 
     def action_runs(self) -> None:
+        from toolproxy.tui.runs import RunsScreen
+
         if not isinstance(self.screen, RunsScreen):
             self.push_screen(RunsScreen(self.capture, self.cases))
 

@@ -22,7 +22,6 @@ from toolproxy.store.reader import Reader
 from toolproxy.store.rows import SessionRow
 from toolproxy.tui.base import StoreScreen, export
 from toolproxy.tui.filterbar import FilterError, describe, parse_filter
-from toolproxy.tui.transcript import TranscriptScreen
 from toolproxy.tui.views import SESSION_COLUMNS, SESSION_SORTS, session_cells
 
 PAGE = 100
@@ -80,8 +79,8 @@ class SessionsScreen(StoreScreen):
         version = store.version(self.capture)  # before reading: a later write reloads again
 
         def read(r: Reader) -> tuple[Any, ...]:
-            page = exchanges.sessions(r, where, PAGE, cursor, order, descending)
-            return page.items, page.next_cursor, exchanges.count_sessions(r, where), version
+            page, total = exchanges.sessions_counted(r, where, PAGE, cursor, order, descending)
+            return page.items, page.next_cursor, total, version
 
         self.read(str(self.capture), read, lambda found: self.show_page(*found), "sessions")
 
@@ -176,6 +175,8 @@ class SessionsScreen(StoreScreen):
     def action_open(self) -> None:
         table = self.query_one("#sessions", DataTable)
         if self.page and 0 <= table.cursor_row < len(self.page):
+            from toolproxy.tui.transcript import TranscriptScreen  # loads labeling: on demand
+
             session = self.page[table.cursor_row].session_id
             self.app.push_screen(TranscriptScreen(self.capture, session, self.cases))
 

@@ -8,14 +8,16 @@ import json
 import shlex
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from toolproxy.grade.metrics import RunMetrics
-from toolproxy.grade.model import Case
 from toolproxy.store.rows import ExchangeDetail, FailureRow, RunRow, SessionRow
 from toolproxy.util.table import call_text
 from toolproxy.wire.common import decoded
 from toolproxy.wire.sse import iter_sse_events
+
+if TYPE_CHECKING:  # annotations only: the sessions screen loads without the grader
+    from toolproxy.grade.metrics import RunMetrics
+    from toolproxy.grade.model import Case
 
 SESSION_COLUMNS = (
     "session",

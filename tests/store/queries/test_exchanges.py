@@ -8,6 +8,7 @@ import pytest
 from tests.seeded import at
 from toolproxy import store
 from toolproxy.store.filters import ExchangeFilter
+from toolproxy.store.paging import Page, encode_cursor
 from toolproxy.store.queries import exchanges
 
 
@@ -66,6 +67,28 @@ def test_sessions_sorted_by_any_column_page_like_one_sorted_list(seeded_capture,
         rows, pages = walk(seeded_capture, fetch, limit)
         assert [s.session_id for s in rows] == [s.session_id for s in want]
         assert rows == want  # the same counts as the default order's aggregate
+
+
+@pytest.mark.parametrize("order", ["last_seen", "exchanges"])
+@pytest.mark.parametrize(
+    "where", [ExchangeFilter(), ExchangeFilter(models=["claude-x"]), ExchangeFilter(text="nope")]
+)
+def test_a_counted_page_is_the_page_and_the_count_in_one_scan(seeded_capture, order, where):
+    with store.reading(seeded_capture) as r:
+        total = exchanges.count_sessions(r, where)
+        cursor = None
+        while True:
+            page = exchanges.sessions(r, where, 2, cursor, order)
+            counted, n = exchanges.sessions_counted(r, where, 2, cursor, order)
+            assert (counted, n) == (page, total)
+            if page.next_cursor is None:
+                break
+            cursor = page.next_cursor
+        if total:  # a cursor past the last session: no rows, the count still right
+            last = exchanges.sessions(r, where, 100, None, order).items[-1]
+            key_of = exchanges.SESSION_ORDERS[order][1]
+            beyond = encode_cursor([key_of(last), last.session_id])
+            assert exchanges.sessions_counted(r, where, 2, beyond, order) == (Page([], None), total)
 
 
 def test_an_unknown_order_says_which_exist(seeded_capture):

@@ -26,7 +26,7 @@ _MODEL = "coalesce(e.model_returned, e.model_requested)"
 # Two steps: find the page's sessions by their last activity alone (a light scan), then
 # aggregate only those sessions (the full aggregate and the calls join cost 3-4x the scan).
 _SESSIONS = f"""
-WITH keys AS (
+WITH keys AS MATERIALIZED (
   SELECT e.session_id, max(coalesce(e.ended_at, e.started_at)) AS last_seen
   FROM exchanges e WHERE e.session_id IS NOT NULL AND {{where}}
   GROUP BY e.session_id
@@ -34,7 +34,7 @@ WITH keys AS (
   SELECT session_id FROM keys WHERE {{after}}
   ORDER BY last_seen DESC, session_id DESC LIMIT $limit
 )
-SELECT {SESSION_COLUMNS} FROM exchanges e
+SELECT {SESSION_COLUMNS}{{total}} FROM exchanges e
 LEFT JOIN (SELECT exchange_id, count(*) AS n FROM tool_calls
            WHERE session_id IN (SELECT session_id FROM page) GROUP BY 1) c USING (exchange_id)
 WHERE e.session_id IN (SELECT session_id FROM page) AND {{where}}
@@ -73,12 +73,12 @@ SESSION_ORDERS: dict[str, tuple[str, Callable[[SessionRow], Any]]] = {
                       else s.output_tokens),
 }  # fmt: skip
 _SORTED_SESSIONS = f"""
-WITH keyed AS (
+WITH keyed AS MATERIALIZED (
   SELECT *, {{key}} AS sort_key FROM (
     SELECT {SESSION_COLUMNS} FROM exchanges e {SESSION_CALLS}
     WHERE e.session_id IS NOT NULL AND {{where}} GROUP BY e.session_id)
 )
-SELECT * EXCLUDE (sort_key) FROM keyed WHERE {{after}}
+SELECT * EXCLUDE (sort_key){{total}} FROM keyed WHERE {{after}}
 ORDER BY sort_key {{direction}}, session_id {{direction}} LIMIT $limit
 """
 
@@ -94,25 +94,60 @@ def sessions(
     """Sessions counted over the exchanges `where` selects, most recently active first, or
     by `order` (a key of SESSION_ORDERS, ties by session id). By last activity only the
     page's sessions are aggregated; any other order aggregates every selected session."""
+    params: dict[str, Any] = {"limit": limit + 1}
+    sql, key_of = _sessions_sql(where, cursor, order, descending, params, total=False)
+    rows = r.typed(SessionRow, sql, params)
+    return page_of(rows, limit, lambda s: (key_of(s), s.session_id))
+
+
+def sessions_counted(
+    r: Reader,
+    where: ExchangeFilter = ALL,
+    limit: int = 50,
+    cursor: str | None = None,
+    order: str = "last_seen",
+    descending: bool = True,
+) -> tuple[Page[SessionRow], int]:
+    """`sessions` and `count_sessions` in one scan: the page, and how many sessions the
+    filter selects in all (what a screen showing "41-60 of 2,318" needs)."""
+    params: dict[str, Any] = {"limit": limit + 1}
+    sql, key_of = _sessions_sql(where, cursor, order, descending, params, total=True)
+    found = r.rows(sql, params)
+    rows = [SessionRow(*row[:-1]) for row in found]
+    total = int(found[0][-1]) if found else (count_sessions(r, where) if cursor else 0)
+    return page_of(rows, limit, lambda s: (key_of(s), s.session_id)), total
+
+
+def _sessions_sql(
+    where: ExchangeFilter,
+    cursor: str | None,
+    order: str,
+    descending: bool,
+    params: dict[str, Any],
+    total: bool,
+) -> tuple[str, Callable[[SessionRow], Any]]:
+    """A sessions page's SQL (with `total`, every row ends with the count of all the
+    sessions selected) and the function giving a row's sort key."""
     if order not in SESSION_ORDERS:
         raise ValueError(f"cannot order sessions by {order!r}; by: {', '.join(SESSION_ORDERS)}")
-    params: dict[str, Any] = {"limit": limit + 1}
     key_sql, key_of = SESSION_ORDERS[order]
     column = "last_seen" if order == "last_seen" and descending else "sort_key"
     after = "TRUE"
     if cursor:
         after = after_sql([column, "session_id"], descending, params, decode_cursor(cursor, 2))
     if column == "last_seen":
-        sql = _SESSIONS.format(where=where_sql(where, params), after=after)
+        counted = ", (SELECT count(*) FROM keys) AS total" if total else ""
+        sql = _SESSIONS.format(where=where_sql(where, params), after=after, total=counted)
     else:
+        counted = ", (SELECT count(*) FROM keyed) AS total" if total else ""
         sql = _SORTED_SESSIONS.format(
             key=key_sql,
             where=where_sql(where, params),
             after=after,
             direction="DESC" if descending else "ASC",
+            total=counted,
         )
-    rows = r.typed(SessionRow, sql, params)
-    return page_of(rows, limit, lambda s: (key_of(s), s.session_id))
+    return sql, key_of
 
 
 def count_sessions(r: Reader, where: ExchangeFilter = ALL) -> int:
