@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from textual.widgets import DataTable
-
 from tests.tui.drive import keys, pinned_app, settle
 from toolproxy.grade.report import (
     Table,
@@ -14,6 +12,7 @@ from toolproxy.grade.report import (
 )
 from toolproxy.tui.app import ToolproxyApp
 from toolproxy.tui.compare import CompareScreen, side_by_side
+from toolproxy.tui.rowtable import RowTable
 from toolproxy.tui.runs import RunsScreen
 from toolproxy.util.table import cell
 
@@ -31,9 +30,8 @@ def test_side_by_side_keeps_the_comparable_sections_in_order():
 
 def shown(screen) -> list[list[list[str]]]:
     return [
-        [[str(c.label) for c in t.columns.values()]]
-        + [[str(v) for v in t.get_row_at(i)] for i in range(t.row_count)]
-        for t in screen.query(DataTable)
+        [list(t.columns)] + [t.get_row_at(i) for i in range(t.row_count)]
+        for t in screen.query(RowTable)
     ]
 
 

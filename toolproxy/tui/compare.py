@@ -9,7 +9,7 @@ from pathlib import Path
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
-from textual.widgets import DataTable, Footer, Header, Static
+from textual.widgets import Footer, Header, Static
 
 from toolproxy.grade.report import (
     Table,
@@ -21,6 +21,7 @@ from toolproxy.grade.report import (
 from toolproxy.store.queries import grades
 from toolproxy.store.reader import Reader
 from toolproxy.tui.base import StoreScreen
+from toolproxy.tui.rowtable import RowTable
 from toolproxy.util.table import cell
 
 SECTIONS = ("Per-run metrics", "Failing cases per label", "Vendor metrics")
@@ -67,12 +68,12 @@ class CompareScreen(StoreScreen):
     def show(self, tables: list[Table]) -> None:
         box = self.query_one("#sections", VerticalScroll)
         for table in tables:
-            grid: DataTable[str] = DataTable(zebra_stripes=True, cursor_type="row")
+            grid = RowTable()
             grid.add_columns(*table.columns)
-            for row in table.rows:
-                grid.add_row(*(cell(v) for v in row))
+            grid.add_rows([[cell(v) for v in row] for row in table.rows], [None] * len(table.rows))
+            grid.styles.height = len(table.rows) + 1
             box.mount(Static(f"[b]{table.title}[/b]"), grid)
         if tables:
-            box.query(DataTable).first().focus()
+            box.query(RowTable).first().focus()
         mark = f" · * baseline {self.baseline}" if self.baseline else ""
         self.set_status(f"{', '.join(self.runs)}{mark} · the tables of `toolproxy report`")

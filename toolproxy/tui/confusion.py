@@ -7,13 +7,14 @@ from pathlib import Path
 
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.widgets import DataTable, Footer, Header, Static
+from textual.widgets import Footer, Header, Static
 
 from toolproxy.grade.metrics import CaseRecord, cells_of
 from toolproxy.store.queries import exchanges
 from toolproxy.store.rows import ExchangeDetail
 from toolproxy.tui.base import StoreScreen
 from toolproxy.tui.exchange import ExchangeScreen
+from toolproxy.tui.rowtable import RowTable
 
 CELL_COLUMNS = ("case", "label", "expected", "called", "exchange", "session")
 
@@ -53,13 +54,13 @@ class CellScreen(StoreScreen):
 
     def compose(self) -> ComposeResult:
         yield Header()
-        yield DataTable(id="cell", cursor_type="row", zebra_stripes=True)
+        yield RowTable(id="cell")
         yield Static("", id="status")
         yield Footer()
 
     def on_mount(self) -> None:
         self.title = f"{self.run_name}: expected {self.expected}, called {self.called}"
-        table = self.query_one("#cell", DataTable)
+        table = self.query_one("#cell", RowTable)
         table.add_columns(*CELL_COLUMNS)
         for record in self.records:
             table.add_row(*cell_row(record))
@@ -67,7 +68,7 @@ class CellScreen(StoreScreen):
         self.set_status(f"{len(self.records)} case(s) in this cell · enter: the exchange")
 
     def action_open(self) -> None:
-        table = self.query_one("#cell", DataTable)
+        table = self.query_one("#cell", RowTable)
         if not (self.records and 0 <= table.cursor_row < len(self.records)):
             return
         exchange_id = self.records[table.cursor_row].grade.exchange_id
@@ -84,5 +85,5 @@ class CellScreen(StoreScreen):
             return
         self.app.push_screen(ExchangeScreen(found[0]))
 
-    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+    def on_row_table_row_selected(self, event: RowTable.RowSelected) -> None:
         self.action_open()

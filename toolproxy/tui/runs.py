@@ -23,6 +23,7 @@ from toolproxy.tui.base import StoreScreen
 from toolproxy.tui.charts import ChartsScreen, run_charts
 from toolproxy.tui.compare import CompareScreen
 from toolproxy.tui.confusion import CellScreen
+from toolproxy.tui.rowtable import RowTable
 from toolproxy.tui.views import (
     DIFF_COLUMNS,
     REPLAY_COLUMNS,
@@ -59,16 +60,16 @@ class RunsScreen(StoreScreen):
 
     def compose(self) -> ComposeResult:
         yield Header()
-        yield DataTable(id="runs", cursor_type="row", zebra_stripes=True)
-        yield DataTable(id="replays", cursor_type="row", zebra_stripes=True)
+        yield RowTable(id="runs")
+        yield RowTable(id="replays")
         yield Static("", id="status")
         yield Footer()
 
     def on_mount(self) -> None:
         self.title = "runs"
-        table = self.query_one("#runs", DataTable)
+        table = self.query_one("#runs", RowTable)
         table.add_columns(*RUN_COLUMNS, "compare")
-        self.query_one("#replays", DataTable).add_columns(*REPLAY_COLUMNS)
+        self.query_one("#replays", RowTable).add_columns(*REPLAY_COLUMNS)
         table.focus()
         self.load()
 
@@ -82,11 +83,11 @@ class RunsScreen(StoreScreen):
 
     def show(self, runs: list[RunRow], replay_runs: list[tuple[object, ...]]) -> None:
         self.runs, self.replays = runs, replay_runs
-        table = self.query_one("#runs", DataTable)
+        table = self.query_one("#runs", RowTable)
         table.clear()
         for run in runs:
             table.add_row(*run_cells(run), self.mark_of(run.run), key=run.run)
-        other = self.query_one("#replays", DataTable)
+        other = self.query_one("#replays", RowTable)
         other.clear()
         for replay in replay_runs:
             other.add_row(*replay_cells(replay), key=str(replay[0]))
@@ -104,13 +105,13 @@ class RunsScreen(StoreScreen):
         )
 
     def cursor_run(self) -> str | None:
-        table = self.query_one("#runs", DataTable)
+        table = self.query_one("#runs", RowTable)
         if self.focused is table and self.runs and 0 <= table.cursor_row < len(self.runs):
             return self.runs[table.cursor_row].run
         return None
 
     def remark(self) -> None:
-        table = self.query_one("#runs", DataTable)
+        table = self.query_one("#runs", RowTable)
         for row, run in enumerate(self.runs):
             table.update_cell_at(Coordinate(row, len(RUN_COLUMNS)), self.mark_of(run.run))
 
@@ -135,17 +136,17 @@ class RunsScreen(StoreScreen):
 
     def action_open(self) -> None:
         focused = self.focused
-        if isinstance(focused, DataTable) and focused.id == "replays":
+        if isinstance(focused, RowTable) and focused.id == "replays":
             if self.replays and 0 <= focused.cursor_row < len(self.replays):
                 run = str(self.replays[focused.cursor_row][0])
                 self.app.push_screen(DiffScreen(self.capture, run))
             return
-        table = self.query_one("#runs", DataTable)
+        table = self.query_one("#runs", RowTable)
         if self.runs and 0 <= table.cursor_row < len(self.runs):
             run = self.runs[table.cursor_row].run
             self.app.push_screen(LabelsScreen(self.capture, run, self.cases))
 
-    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+    def on_row_table_row_selected(self, event: RowTable.RowSelected) -> None:
         self.action_open()
 
 
@@ -160,6 +161,9 @@ class LabelsScreen(StoreScreen):
         Binding("G", "regrade", "Re-grade"),
         Binding("c", "charts", "Charts"),
     ]
+    DEFAULT_CSS = """
+    LabelsScreen #labels { height: auto; max-height: 40%; }
+    """
 
     def __init__(self, capture: Path, run: str, cases: Path) -> None:
         super().__init__(capture)
@@ -173,14 +177,14 @@ class LabelsScreen(StoreScreen):
     def compose(self) -> ComposeResult:
         yield Header()
         yield Static("", id="metrics")
-        yield DataTable(id="labels", cursor_type="row")
+        yield RowTable(id="labels", zebra_stripes=False)
         yield DataTable(id="confusion", cursor_type="cell")
         yield Static("", id="status")
         yield Footer()
 
     def on_mount(self) -> None:
         self.title = f"run {self.run_name}"
-        table = self.query_one("#labels", DataTable)
+        table = self.query_one("#labels", RowTable)
         table.add_columns("label", "cases")
         table.focus()
         self.load()
@@ -198,7 +202,7 @@ class LabelsScreen(StoreScreen):
         metrics = compute_run(self.run_name, records)
         self.counts, self.metrics, self.records = counts, metrics, records
         self.query_one("#metrics", Static).update(metrics_line(metrics))
-        table = self.query_one("#labels", DataTable)
+        table = self.query_one("#labels", RowTable)
         table.clear()
         for label, n in counts:
             table.add_row(label, number(n), key=label)
@@ -215,13 +219,13 @@ class LabelsScreen(StoreScreen):
         )
 
     def action_gallery(self) -> None:
-        table = self.query_one("#labels", DataTable)
+        table = self.query_one("#labels", RowTable)
         if self.counts and 0 <= table.cursor_row < len(self.counts):
             label = self.counts[table.cursor_row][0]
             if label not in ("passed", "not_graded"):
                 self.app.push_screen(GalleryScreen(self.capture, self.run_name, label))
 
-    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+    def on_row_table_row_selected(self, event: RowTable.RowSelected) -> None:
         self.action_gallery()
 
     def on_data_table_cell_selected(self, event: DataTable.CellSelected) -> None:
@@ -324,13 +328,13 @@ class DiffScreen(StoreScreen):
 
     def compose(self) -> ComposeResult:
         yield Header()
-        yield DataTable(id="diffs", cursor_type="row", zebra_stripes=True)
+        yield RowTable(id="diffs")
         yield Static("", id="status")
         yield Footer()
 
     def on_mount(self) -> None:
         self.title = f"replay {self.run_name}"
-        table = self.query_one("#diffs", DataTable)
+        table = self.query_one("#diffs", RowTable)
         table.add_columns(*DIFF_COLUMNS)
         table.focus()
         self.load()
@@ -344,7 +348,7 @@ class DiffScreen(StoreScreen):
         )
 
     def show(self, diffs: list[dict[str, object]]) -> None:
-        table = self.query_one("#diffs", DataTable)
+        table = self.query_one("#diffs", RowTable)
         table.clear()
         for d in diffs:
             table.add_row(*diff_cells(d))

@@ -13,7 +13,7 @@ from typing import Any
 
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.widgets import DataTable, Footer, Header, Input, Static
+from textual.widgets import Footer, Header, Input, Static
 
 from toolproxy import store
 from toolproxy.store.filters import ExchangeFilter
@@ -22,6 +22,7 @@ from toolproxy.store.reader import Reader
 from toolproxy.store.rows import SessionRow
 from toolproxy.tui.base import StoreScreen, export
 from toolproxy.tui.filterbar import FilterError, describe, parse_filter
+from toolproxy.tui.rowtable import RowTable
 from toolproxy.tui.views import SESSION_COLUMNS, SESSION_SORTS, session_cells
 
 PAGE = 100
@@ -51,6 +52,10 @@ class SessionsScreen(StoreScreen):
         self.page: list[SessionRow] = []
         self.next_cursor: str | None = None
         self.total: int | None = None
+        self.applying = False  # a filter was submitted and its first page is being read
+        # pages read for `view` (filter, order, capture version): cursor -> what was read
+        self.view: tuple[Any, ...] = ()
+        self.pages: dict[str | None, tuple[Any, ...]] = {}
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -58,14 +63,14 @@ class SessionsScreen(StoreScreen):
             placeholder="filter: model:… tool:… since:… status:failed run:… label:… text",
             id="filter",
         )
-        yield DataTable(id="sessions", cursor_type="row", zebra_stripes=True)
+        yield RowTable(id="sessions")
         yield Static("", id="status")
         yield Footer()
 
     def on_mount(self) -> None:
         self.title = f"toolproxy · {self.capture}"
         self.query_one("#filter", Input).display = False
-        table = self.query_one("#sessions", DataTable)
+        table = self.query_one("#sessions", RowTable)
         table.add_columns(*SESSION_COLUMNS)
         table.focus()
         self.load()
@@ -74,25 +79,59 @@ class SessionsScreen(StoreScreen):
     # --- reading ------------------------------------------------------------------------
 
     def load(self) -> None:
+        """Show the page at the current cursor: from the pages already read for this view
+        (filter, order, capture version) when it is there, else read it; then read the
+        next page ahead, so `]` shows it at once."""
         cursor, where = self.cursors[-1], self.where
         order, descending = self.order, self.descending
         version = store.version(self.capture)  # before reading: a later write reloads again
+        view = (where.model_dump_json(), order, descending, version)
+        if view != self.view:
+            self.view, self.pages = view, {}
+        if cursor in self.pages:
+            self.show_page(*self.pages[cursor])
+            return
 
         def read(r: Reader) -> tuple[Any, ...]:
             page, total = exchanges.sessions_counted(r, where, PAGE, cursor, order, descending)
             return page.items, page.next_cursor, total, version
 
-        self.read(str(self.capture), read, lambda found: self.show_page(*found), "sessions")
+        def done(found: tuple[Any, ...]) -> None:
+            if self.view == view:
+                self.pages[cursor] = found
+            self.show_page(*found)
+
+        self.read(str(self.capture), read, done, "sessions")
+
+    def read_ahead(self) -> None:
+        """Read the page after the one shown into `pages`, in the background."""
+        cursor, view = self.next_cursor, self.view
+        if cursor is None or cursor in self.pages:
+            return
+        where, order, descending = self.where, self.order, self.descending
+
+        def read(r: Reader) -> tuple[Any, ...]:
+            page, total = exchanges.sessions_counted(r, where, PAGE, cursor, order, descending)
+            return page.items, page.next_cursor, total, view[-1]
+
+        def done(found: tuple[Any, ...]) -> None:
+            if self.view == view:
+                self.pages[cursor] = found
+
+        self.read("the next page", read, done, "read-ahead")
 
     def show_page(
         self, rows: list[SessionRow], next_cursor: str | None, total: int, version: str
     ) -> None:
         self.page, self.next_cursor, self.total, self.version = rows, next_cursor, total, version
-        table = self.query_one("#sessions", DataTable)
+        table = self.query_one("#sessions", RowTable)
+        if self.applying:  # the filter's first page: the bar closes
+            self.applying = False
+            self.query_one("#filter", Input).display = False
+            table.focus()
         keep = table.cursor_row
         table.clear()
-        for s in rows:
-            table.add_row(*session_cells(s), key=s.session_id)
+        table.add_rows([session_cells(s) for s in rows], [s.session_id for s in rows])
         if rows:
             table.move_cursor(row=min(keep, len(rows) - 1))
         first = (len(self.cursors) - 1) * PAGE
@@ -109,6 +148,7 @@ class SessionsScreen(StoreScreen):
             )
             + ("  ·  ] next page" if next_cursor else "")
         )
+        self.call_after_refresh(self.read_ahead)  # once this page is drawn
 
     # --- actions ------------------------------------------------------------------------
 
@@ -124,16 +164,17 @@ class SessionsScreen(StoreScreen):
         except FilterError as exc:
             self.set_status(f"filter: {exc}")
             return
-        event.input.display = False
-        self.cursors = [None]
-        self.query_one("#sessions", DataTable).focus()
+        # The bar closes with the filtered page (show_page): redrawing the screen meanwhile
+        # would take the CPU the read needs.
+        self.cursors, self.applying = [None], True
+        self.set_status(f"filtering: {event.value}")
         self.load()
 
     def action_clear_filter(self) -> None:
         bar = self.query_one("#filter", Input)
         if bar.display:
             bar.display = False
-            self.query_one("#sessions", DataTable).focus()
+            self.query_one("#sessions", RowTable).focus()
         elif self.where != ExchangeFilter():
             self.where = ExchangeFilter()
             self.cursors = [None]
@@ -152,7 +193,7 @@ class SessionsScreen(StoreScreen):
     def action_reverse(self) -> None:
         self.sort(self.order, not self.descending)
 
-    def on_data_table_header_selected(self, event: DataTable.HeaderSelected) -> None:
+    def on_row_table_header_selected(self, event: RowTable.HeaderSelected) -> None:
         order = SESSION_SORTS[event.column_index]
         self.sort(order, not self.descending if order == self.order else True)
 
@@ -167,18 +208,19 @@ class SessionsScreen(StoreScreen):
             self.load()
 
     def action_reload(self) -> None:
+        self.pages = {}
         self.load()
 
     def action_export(self) -> None:
         export(self, "sessions", SESSION_COLUMNS, [session_cells(s) for s in self.page])
 
     def action_open(self) -> None:
-        table = self.query_one("#sessions", DataTable)
+        table = self.query_one("#sessions", RowTable)
         if self.page and 0 <= table.cursor_row < len(self.page):
             from toolproxy.tui.transcript import TranscriptScreen  # loads labeling: on demand
 
             session = self.page[table.cursor_row].session_id
             self.app.push_screen(TranscriptScreen(self.capture, session, self.cases))
 
-    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+    def on_row_table_row_selected(self, event: RowTable.RowSelected) -> None:
         self.action_open()

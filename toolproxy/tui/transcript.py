@@ -10,7 +10,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.coordinate import Coordinate
-from textual.widgets import DataTable, Footer, Header, Static
+from textual.widgets import Footer, Header, Static
 
 from toolproxy import store
 from toolproxy.errors import UserError
@@ -25,7 +25,8 @@ from toolproxy.tui.base import StoreScreen, copy, export, why
 from toolproxy.tui.caseeditor import CaseEditScreen, CaseSaved
 from toolproxy.tui.charts import ChartsScreen, session_charts
 from toolproxy.tui.exchange import ExchangeScreen
-from toolproxy.tui.turns import ServerTools, line_style, transcript
+from toolproxy.tui.rowtable import RowTable
+from toolproxy.tui.turns import ServerTools, line_style, turn_lines
 from toolproxy.tui.views import TURN_COLUMNS, calls_json, curl_command, expected_cell, turn_cells
 
 TURNS_LIMIT = 2_000
@@ -60,7 +61,7 @@ class TranscriptScreen(StoreScreen):
 
     def compose(self) -> ComposeResult:
         yield Header()
-        yield DataTable(id="turns", cursor_type="row", zebra_stripes=True)
+        yield RowTable(id="turns")
         with VerticalScroll(id="transcript-box"):
             yield Static("", id="transcript", markup=False)
         yield Static("", id="status")
@@ -68,7 +69,7 @@ class TranscriptScreen(StoreScreen):
 
     def on_mount(self) -> None:
         self.title = f"session {self.session_id}"
-        table = self.query_one("#turns", DataTable)
+        table = self.query_one("#turns", RowTable)
         table.add_columns(*TURN_COLUMNS)
         table.focus()
         self.load()
@@ -101,12 +102,13 @@ class TranscriptScreen(StoreScreen):
     ) -> None:
         self.turns, self.labels, self.version = turns, labels, version
         self.server_tools = servers
-        table = self.query_one("#turns", DataTable)
+        table = self.query_one("#turns", RowTable)
         keep = table.cursor_row
         table.clear()
-        for d in turns:
-            case = labels.get(d.exchange.exchange_id)
-            table.add_row(*turn_cells(d, case), key=d.exchange.exchange_id)
+        table.add_rows(
+            [turn_cells(d, labels.get(d.exchange.exchange_id)) for d in turns],
+            [d.exchange.exchange_id for d in turns],
+        )
         if turns:
             table.move_cursor(row=min(max(keep, 0), len(turns) - 1))
         self.render_transcript()
@@ -117,11 +119,18 @@ class TranscriptScreen(StoreScreen):
         )
 
     def render_transcript(self) -> None:
-        lines = transcript(self.turns, self.server_tools, self.tools_open)
+        """The turn under the cursor, in full, below the table (one turn at a time: a long
+        session opens as fast as a short one)."""
+        at = self.query_one("#turns", RowTable).cursor_row
+        lines = turn_lines(self.turns, at, self.server_tools, self.tools_open) if self.turns else []
         text = Text()
         for line in lines:
             text.append(line + "\n", style=line_style(line))
         self.query_one("#transcript", Static).update(text)
+        self.query_one("#transcript-box", VerticalScroll).scroll_home(animate=False)
+
+    def on_row_table_row_highlighted(self, event: RowTable.RowHighlighted) -> None:
+        self.render_transcript()
 
     def action_charts(self) -> None:
         charts = session_charts(self.turns)
@@ -136,7 +145,7 @@ class TranscriptScreen(StoreScreen):
         self.load()
 
     def selected(self) -> ExchangeDetail | None:
-        table = self.query_one("#turns", DataTable)
+        table = self.query_one("#turns", RowTable)
         if self.turns and 0 <= table.cursor_row < len(self.turns):
             return self.turns[table.cursor_row]
         return None
@@ -189,7 +198,7 @@ class TranscriptScreen(StoreScreen):
         for row, turn in enumerate(self.turns):
             if turn.exchange.exchange_id == case.exchange_id:
                 cell = Coordinate(row, len(TURN_COLUMNS) - 1)
-                self.query_one("#turns", DataTable).update_cell_at(cell, expected_cell(case))
+                self.query_one("#turns", RowTable).update_cell_at(cell, expected_cell(case))
         self.set_status(f"{message.how} case {case.id} in {self.cases}")
 
     # --- copy and export ----------------------------------------------------------------
@@ -208,5 +217,5 @@ class TranscriptScreen(StoreScreen):
         cells = [turn_cells(t, self.labels.get(t.exchange.exchange_id)) for t in self.turns]
         export(self, f"session-{self.session_id}", TURN_COLUMNS, cells)
 
-    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+    def on_row_table_row_selected(self, event: RowTable.RowSelected) -> None:
         self.action_open()

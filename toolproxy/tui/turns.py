@@ -150,52 +150,58 @@ def turn_header(n: int, d: ExchangeDetail) -> str:
 def transcript(
     turns: list[ExchangeDetail], server_tools: ServerTools = (), tools_open: bool = False
 ) -> list[str]:
-    """A session turn by turn: what each request added, the tools offered (drift against
-    the MCP servers marked), the reply, each call with its arguments and their schema
-    violations, its MCP execution and the result that answered it."""
-    lines: list[str] = []
-    seen = 0
-    for n, d in enumerate(turns, 1):
-        x = d.exchange
-        lines.append(turn_header(n, d))
-        system = d.request.get("system")
-        if system and n == 1:
-            text = _text(
-                json.loads(system) if isinstance(system, str) and system[:1] in '[{"' else system
-            )
-            folded = (
-                text if len(text) <= SYSTEM_FOLD else text[:SYSTEM_FOLD] + f"… ({len(text)} chars)"
-            )
-            lines.append(f"system: {folded}")
-        messages = _messages(d.request)
-        new = messages[seen:] if len(messages) >= seen else messages
-        seen = len(messages)
-        for m in new:
-            role = m.get("role", "?")
-            if role == "assistant" and m.get("tool_calls"):
-                continue  # the previous turn's reply, shown there
-            text = _text(m.get("content"))
-            if role == "tool":
-                continue  # shown under the call it answered
-            lines.append(f"{role}: {text}")
-        lines += offered_lines(d.offered, server_tools, tools_open)
-        results = {r.index: r for r in d.results}
-        executions = {m.linked_call_id: m for m in d.mcp}
-        for c in d.calls:
-            lines += call_lines(c, d.offered, server_tools)
-            if c.call_id in executions:
-                e = executions[c.call_id]
-                lines.append(f"  MCP tools/call {e.tool_name} (exchange {e.mcp_exchange_id})")
-            if c.index in results:
-                r = results[c.index]
-                mark = " (error)" if r.result_is_error else ""
-                lines.append(f"  ← result{mark}: {r.result}")
-        reply = d.request.get("assistant_text")
-        if reply:
-            lines.append(f"assistant: {reply}")
-        if x.error_kind:
-            lines.append(f"! {x.error_kind}: {d.request.get('error_message') or ''}".rstrip(": "))
-        lines.append("")
+    """A session turn by turn (`turn_lines` of each)."""
+    return [
+        line for n in range(len(turns)) for line in turn_lines(turns, n, server_tools, tools_open)
+    ]
+
+
+def turn_lines(
+    turns: list[ExchangeDetail], n: int, server_tools: ServerTools = (), tools_open: bool = False
+) -> list[str]:
+    """Turn `n` (0-based) of a session: the messages its request added to the one before
+    (the system prompt, folded, on the first turn), the tools offered (drift against the
+    MCP servers marked), each call with its arguments and their schema violations, its MCP
+    execution and the result that answered it, the reply and the error. Only this turn's
+    and the previous turn's requests are read, so a long session costs what one turn does."""
+    d = turns[n]
+    x = d.exchange
+    lines = [turn_header(n + 1, d)]
+    system = d.request.get("system")
+    if system and n == 0:
+        text = _text(
+            json.loads(system) if isinstance(system, str) and system[:1] in '[{"' else system
+        )
+        folded = text if len(text) <= SYSTEM_FOLD else text[:SYSTEM_FOLD] + f"… ({len(text)} chars)"
+        lines.append(f"system: {folded}")
+    messages = _messages(d.request)
+    seen = len(_messages(turns[n - 1].request)) if n else 0
+    new = messages[seen:] if len(messages) >= seen else messages
+    for m in new:
+        role = m.get("role", "?")
+        if role == "assistant" and m.get("tool_calls"):
+            continue  # the previous turn's reply, shown there
+        if role == "tool":
+            continue  # shown under the call it answered
+        lines.append(f"{role}: {_text(m.get('content'))}")
+    lines += offered_lines(d.offered, server_tools, tools_open)
+    results = {r.index: r for r in d.results}
+    executions = {m.linked_call_id: m for m in d.mcp}
+    for c in d.calls:
+        lines += call_lines(c, d.offered, server_tools)
+        if c.call_id in executions:
+            e = executions[c.call_id]
+            lines.append(f"  MCP tools/call {e.tool_name} (exchange {e.mcp_exchange_id})")
+        if c.index in results:
+            r = results[c.index]
+            mark = " (error)" if r.result_is_error else ""
+            lines.append(f"  ← result{mark}: {r.result}")
+    reply = d.request.get("assistant_text")
+    if reply:
+        lines.append(f"assistant: {reply}")
+    if x.error_kind:
+        lines.append(f"! {x.error_kind}: {d.request.get('error_message') or ''}".rstrip(": "))
+    lines.append("")
     return lines
 
 
