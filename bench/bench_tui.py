@@ -183,9 +183,11 @@ async def in_app(cap: Path, rounds: int) -> None:
             t0 = time.perf_counter()
             app.push_screen(TranscriptScreen(cap, "s-long", cap.parent / "cases.yaml"))
             t1 = await shown(
-                lambda: isinstance(app.screen, TranscriptScreen)
-                and len(app.screen.turns) == 200
-                and status().startswith("200 turn(s)")
+                lambda: (
+                    isinstance(app.screen, TranscriptScreen)
+                    and len(app.screen.turns) == 200
+                    and status().startswith("200 turn(s)")
+                )
             )
             timings["200-turn session"].append(t1 - t0)
             await settle()
