@@ -139,3 +139,32 @@ async def test_sessions_sort_by_any_column(seeded_capture):
         await settle(pilot)
         assert status(app).endswith("by session ▼")
         assert rows(app) == ["s-r", "s-m", "s-c", "s-b", "s-a"]
+
+
+async def test_captures_from_other_versions_open_or_say_why(tmp_path):
+    import duckdb
+
+    older = seed_capture(tmp_path / "older")
+    with duckdb.connect(str(older / "capture.duckdb")) as con:  # as an older toolproxy left it
+        con.execute("UPDATE meta SET value = 'from-an-older-version' WHERE key = 'columns_hash'")
+    app = ToolproxyApp(older)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(pilot)
+        assert status(app) == "sessions 1-5 of 5"  # upgraded in place, then shown
+    newer = seed_capture(tmp_path / "newer")
+    with duckdb.connect(str(newer / "capture.duckdb")) as con:
+        con.execute("UPDATE meta SET value = '99' WHERE key = 'schema_version'")
+    app = ToolproxyApp(newer)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(pilot)
+        assert status(app) == (
+            f"cannot read {newer}: CaptureError: {newer} has store schema 99; upgrade toolproxy"
+        )
+
+
+async def test_an_empty_capture_says_so(tmp_path):
+    capture = CaptureRows().write(tmp_path / "empty")
+    app = ToolproxyApp(capture)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(pilot)
+        assert status(app).startswith("no sessions yet: `toolproxy record` records some")

@@ -38,8 +38,10 @@ def test_a_session_row_and_a_turn_row(seeded_capture):
         "3",
         "2",
         "0",
+        "0",
         "30",
         "15",
+        "",
     )
     (b1,) = details(seeded_capture, "b-1")
     assert turn_cells(b1)[2:5] == ("anthropic_messages", "upstream", "ok")

@@ -65,7 +65,8 @@ SESSION_COLUMNS = f"""e.session_id,
     count(*) FILTER (WHERE e.error_kind IS NOT NULL OR e.status_code >= 400) AS errors,
     count(*) FILTER (WHERE e.parse_status IN ('error', 'partial')) AS parse_failures,
     sum(e.input_tokens) AS input_tokens,
-    sum(e.output_tokens) AS output_tokens"""
+    sum(e.output_tokens) AS output_tokens,
+    avg(e.latency_ms) AS mean_latency_ms"""
 SESSION_CALLS = (
     "LEFT JOIN (SELECT exchange_id, count(*) AS n FROM tool_calls GROUP BY 1) c USING (exchange_id)"
 )
@@ -103,8 +104,10 @@ def compacted(table: str) -> str:
 
 
 def columns_hash() -> str:
-    """Fingerprint of ``TABLES``: a catalog with another one needs its columns migrated."""
-    return hashlib.sha256(json.dumps(TABLES, sort_keys=True).encode()).hexdigest()[:16]
+    """Fingerprint of ``TABLES`` and the session aggregate: a catalog with another one needs
+    its columns migrated and its views made again."""
+    shape = json.dumps([TABLES, SESSION_COLUMNS], sort_keys=True)
+    return hashlib.sha256(shape.encode()).hexdigest()[:16]
 
 
 def table_ddl() -> list[str]:

@@ -22,6 +22,7 @@ class SessionRow(NamedTuple):
     parse_failures: int
     input_tokens: int | None
     output_tokens: int | None
+    mean_latency_ms: float | None
 
 
 class ExchangeRow(NamedTuple):

@@ -138,6 +138,10 @@ class SessionsScreen(StoreScreen):
         shown = f"{first + 1}-{first + len(rows)}" if rows else "0"
         where = describe(self.where)
         by = SESSION_COLUMNS[SESSION_SORTS.index(self.order)]
+        if not total and not where:
+            self.set_status("no sessions yet: `toolproxy record` records some (shown as they come)")
+            self.call_after_refresh(self.read_ahead)
+            return
         self.set_status(
             f"sessions {shown} of {total:,}"
             + (f"  ·  filter: {where}" if where else "")

@@ -27,8 +27,10 @@ SESSION_COLUMNS = (
     "turns",
     "calls",
     "errors",
+    "parse fails",
     "tokens in",
     "tokens out",
+    "latency ms",
 )
 # the store's order (exchanges.SESSION_ORDERS) behind each of SESSION_COLUMNS
 SESSION_SORTS = (
@@ -39,8 +41,10 @@ SESSION_SORTS = (
     "exchanges",
     "tool_calls",
     "errors",
+    "parse_failures",
     "input_tokens",
     "output_tokens",
+    "mean_latency_ms",
 )
 TURN_COLUMNS = (
     "time",
@@ -75,8 +79,10 @@ def session_cells(s: SessionRow) -> tuple[str, ...]:
         number(s.exchanges),
         number(s.tool_calls),
         number(s.errors),
+        number(s.parse_failures),
         number(s.input_tokens),
         number(s.output_tokens),
+        number(s.mean_latency_ms),
     )
 
 

@@ -170,3 +170,17 @@ def test_details_of_a_session_in_one_batch(seeded_capture):
     assert [len(d.calls) for d in found] == [1, 1, 0]
     assert [m.exchange_id for m in found[0].mcp] == ["a-0"]
     assert found[2].request["assistant_text"] == "It is sunny in Rome"
+
+
+def test_a_sessions_mean_latency_and_parse_failures(tmp_path):
+    from tests.builders import chat_exchange
+    from tests.seeded import CaptureRows
+
+    rows = CaptureRows()
+    rows.turn(chat_exchange("l-0", "s-l", at(0), latency_ms=100.0))
+    rows.turn(chat_exchange("l-1", "s-l", at(1), latency_ms=300.0, parse_status="error"))
+    rows.turn(chat_exchange("l-2", "s-l", at(2)))  # no latency recorded: not averaged
+    capture = rows.write(tmp_path / "cap")
+    with store.reading(capture) as r:
+        (s,) = exchanges.sessions(r).items
+    assert (s.mean_latency_ms, s.parse_failures, s.exchanges) == (200.0, 1, 3)

@@ -67,10 +67,13 @@ SESSION_ORDERS: dict[str, tuple[str, Callable[[SessionRow], Any]]] = {
     "exchanges": ("exchanges", lambda s: s.exchanges),
     "tool_calls": ("tool_calls", lambda s: s.tool_calls),
     "errors": ("errors", lambda s: s.errors),
+    "parse_failures": ("parse_failures", lambda s: s.parse_failures),
     "input_tokens": ("coalesce(input_tokens, -1)", lambda s: -1 if s.input_tokens is None
                      else s.input_tokens),
     "output_tokens": ("coalesce(output_tokens, -1)", lambda s: -1 if s.output_tokens is None
                       else s.output_tokens),
+    "mean_latency_ms": ("coalesce(mean_latency_ms, -1)", lambda s: -1.0 if s.mean_latency_ms
+                        is None else s.mean_latency_ms),
 }  # fmt: skip
 _SORTED_SESSIONS = f"""
 WITH keyed AS MATERIALIZED (
