@@ -3,8 +3,9 @@ only module that imports it). Run as a process of its own by `LocalModel`:
 
     python -m toolproxy.localmodel.server --port 8089
 
-It prints `toolproxy-model ready at http://HOST:PORT` once the model is loaded, then serves until it is
-terminated. Decoding is greedy (temperature 0, fixed seed), so a run can be repeated.
+It prints `toolproxy-model ready at http://HOST:PORT` once the model is loaded, then serves
+until it is terminated. Decoding is greedy (temperature 0, fixed seed), so a run can be
+repeated.
 """
 
 from __future__ import annotations
