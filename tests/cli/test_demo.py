@@ -1,4 +1,5 @@
-"""The README's main-job command, run for real: scripted upstream + mitmdump + SDK agent."""
+"""`toolproxy demo --formats`, run for real: scripted upstream + mitmdump + SDK agents in
+every wire format."""
 
 import pytest
 

@@ -212,10 +212,14 @@ def cmd_upstream(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    """Capture a scripted agent end to end and print what landed in the store."""
-    from toolproxy.cli.demo import run_demo
+    """The whole loop on embedded defaults: MCP server, local model, agent, grades."""
+    if args.formats:
+        from toolproxy.cli.demo import run_demo as run_formats
 
-    return run_demo(args.capture)
+        return run_formats(args.capture)
+    from toolproxy.cli.demoloop import run_demo
+
+    return run_demo(args.capture, scripted=args.scripted)
 
 
 def _print_rows(columns: Sequence[str], rows: Sequence[Sequence[object]], as_json: bool) -> None:
@@ -343,6 +347,17 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("demo", cmd_demo)
     p.add_argument(
         "--capture", "-c", type=Path, default=Path("captures/demo"), help="capture directory"
+    )
+    p.add_argument(
+        "--scripted",
+        action="store_true",
+        help="let the scripted upstream play the model (default: the local model if installed)",
+    )
+    p.add_argument(
+        "--formats",
+        action="store_true",
+        help="instead: a scripted tour of every wire format (Chat Completions, Responses, "
+        "Anthropic Messages; streamed and not; a malformed call)",
     )
     return parser
 

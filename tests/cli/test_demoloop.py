@@ -1,0 +1,90 @@
+"""`toolproxy demo`, the whole loop for real: mcp-server-time, the local model (or the
+scripted one), mitmdump + toolproxy, the `openai` SDK agent, grading. What is asserted is
+the pipeline and that the labels agree with what was recorded, not the model's quality."""
+
+from __future__ import annotations
+
+import pytest
+
+from toolproxy import store
+from toolproxy.cli.demoloop import DEMO_KEY, TASKS, one_line, run_demo
+from toolproxy.grade.expectations import load_cases
+
+pytestmark = pytest.mark.e2e
+SELECTION = {"no_call", "spurious_call", "wrong_tool", "parallel_collapse"}
+
+
+def rows(capture, sql):
+    return store.query(capture, sql)[1]
+
+
+def recorded_calls(capture) -> dict[str, list[str]]:
+    """Each demo session's first turn's tool names."""
+    found = rows(
+        capture,
+        "WITH first AS (SELECT session_id, exchange_id FROM exchanges "
+        "WHERE session_id LIKE 'demo-%' "
+        "QUALIFY row_number() OVER (PARTITION BY session_id ORDER BY started_at) = 1) "
+        "SELECT f.session_id, list(c.name ORDER BY c.index) FILTER (WHERE c.name IS NOT NULL) "
+        "FROM first f LEFT JOIN tool_calls c USING (exchange_id) GROUP BY f.session_id",
+    )
+    return {sid: names or [] for sid, names in found}
+
+
+def graded(capture, run) -> dict[str, tuple[bool, str | None]]:
+    sql = f"SELECT case_id, passed, label FROM grades WHERE run = '{run}'"
+    return {case: (passed, label) for case, passed, label in rows(capture, sql)}
+
+
+def test_the_loop_with_the_real_local_model(tmp_path):
+    capture = tmp_path / "demo"
+    lines: list[str] = []
+    assert run_demo(capture, out=lines.append) == 0
+    text = "\n".join(lines)
+    assert "local model smollm2-135m-instruct at http://127.0.0.1:" in text
+    assert rows(capture, "SELECT count(DISTINCT name) FROM mcp_tools") == [(2,)]
+    sessions = {s for (s,) in rows(capture, "SELECT DISTINCT session_id FROM exchanges")}
+    assert sessions == {f"demo-{t.id}" for t in TASKS}
+    cases = load_cases([capture / "expectations.yaml"])
+    assert [c.id for c in cases] == [t.id for t in TASKS]
+    grades = graded(capture, "demo-smollm2-135m-instruct")
+    assert set(grades) == {t.id for t in TASKS}
+    calls = recorded_calls(capture)
+    for task in TASKS:
+        passed, label = grades[task.id]
+        made = calls[f"demo-{task.id}"]
+        assert passed == (label is None), (task.id, passed, label)
+        if task.tool is None:  # nothing should be called
+            assert (label == "spurious_call") == bool(made), (task.id, made, label)
+        elif not made:
+            assert label == "no_call"
+        elif made != [task.tool]:
+            assert label in SELECTION, (task.id, made, label)
+        else:
+            assert label not in SELECTION, (task.id, made, label)
+    # each first-turn call was run on the MCP server and its result went back, linked to it
+    linked = rows(
+        capture,
+        "SELECT count(*) FROM tool_results r JOIN exchanges e "
+        "ON e.exchange_id = r.call_exchange_id WHERE e.session_id LIKE 'demo-%'",
+    )[0][0]
+    unlinked = rows(capture, "SELECT count(*) FROM tool_results WHERE call_exchange_id IS NULL")
+    assert linked >= sum(len(v) for v in calls.values()) and unlinked == [(0,)]
+    assert f"browse:  toolproxy tui {capture} --run demo-smollm2-135m-instruct" in text
+    for path in capture.rglob("*"):
+        if path.is_file():
+            assert DEMO_KEY.encode() not in path.read_bytes()
+
+
+def test_the_scripted_model_gets_every_task_right(tmp_path):
+    capture = tmp_path / "demo"
+    lines: list[str] = []
+    assert run_demo(capture, scripted=True, out=lines.append) == 0
+    assert "the local model is not used: asked for (--scripted)" in lines
+    assert graded(capture, "demo-scripted-strong") == {t.id: (True, None) for t in TASKS}
+    assert f"{len(TASKS)} of {len(TASKS)} passed; " in "\n".join(lines)
+
+
+def test_one_line():
+    assert one_line("a\n  b\tc", 10) == "a b c"
+    assert one_line("abcdefghijk", 5) == "abcd…"
