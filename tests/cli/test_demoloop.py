@@ -43,8 +43,8 @@ def test_the_loop_with_the_real_local_model(tmp_path):
     text = "\n".join(lines)
     assert "local model smollm2-135m-instruct at http://127.0.0.1:" in text
     assert rows(capture, "SELECT count(DISTINCT name) FROM mcp_tools") == [(2,)]
-    sessions = {s for (s,) in rows(capture, "SELECT DISTINCT session_id FROM exchanges")}
-    assert sessions == {f"demo-{t.id}" for t in TASKS}
+    captured = "SELECT DISTINCT session_id FROM exchanges WHERE proxy_id NOT LIKE 'replay:%'"
+    assert {s for (s,) in rows(capture, captured)} == {f"demo-{t.id}" for t in TASKS}
     cases = load_cases([capture / "expectations.yaml"])
     assert [c.id for c in cases] == [t.id for t in TASKS]
     grades = graded(capture, "demo-smollm2-135m-instruct")
@@ -71,6 +71,13 @@ def test_the_loop_with_the_real_local_model(tmp_path):
     unlinked = rows(capture, "SELECT count(*) FROM tool_results WHERE call_exchange_id IS NULL")
     assert linked >= sum(len(v) for v in calls.values()) and unlinked == [(0,)]
     assert f"browse:  toolproxy tui {capture} --run demo-smollm2-135m-instruct" in text
+    # replayed against the second candidate (the same model, warmer), graded the same way
+    warm = graded(capture, "demo-replay:smollm2-warm")
+    assert set(warm) == {f"{t.id}#0" for t in TASKS}
+    assert all(passed == (label is None) for passed, label in warm.values())
+    assert rows(capture, "SELECT count(*), count(*) FILTER (WHERE status = 'completed') "
+                "FROM replay_cells WHERE run = 'demo-replay'") == [(6, 6)]  # fmt: skip
+    assert f"diffs:   toolproxy replay-diff demo-replay -c {capture} --changed" in text
     for path in capture.rglob("*"):
         if path.is_file():
             assert DEMO_KEY.encode() not in path.read_bytes()
@@ -81,6 +88,7 @@ def test_the_scripted_model_gets_every_task_right(tmp_path):
     lines: list[str] = []
     assert run_demo(capture, scripted=True, out=lines.append) == 0
     assert "the local model is not used: asked for (--scripted)" in lines
+    assert "\n(the replay against a second candidate needs the local model: skipped)" in lines
     assert graded(capture, "demo-scripted-strong") == {t.id: (True, None) for t in TASKS}
     assert f"{len(TASKS)} of {len(TASKS)} passed; " in "\n".join(lines)
 

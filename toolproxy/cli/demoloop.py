@@ -114,8 +114,9 @@ def scripted_model() -> Script:
 
 
 @contextmanager
-def model_endpoint(scripted: bool, out: Callable[[str], None]) -> Iterator[tuple[str, str]]:
-    """(upstream base URL without /v1, model name): the local model, else the scripted one."""
+def model_endpoint(scripted: bool, out: Callable[[str], None]) -> Iterator[tuple[str, str, bool]]:
+    """(upstream base URL without /v1, model name, whether it is the local model): the local
+    model, else the scripted one."""
     from toolproxy.localmodel.process import LocalModel
     from toolproxy.localmodel.weights import missing
 
@@ -124,12 +125,12 @@ def model_endpoint(scripted: bool, out: Callable[[str], None]) -> Iterator[tuple
         out("starting the local model (SmolLM2-135M-Instruct, llama.cpp) …")
         with LocalModel() as model:
             out(f"local model {model.name} at {model.url}")
-            yield model.base, model.name
+            yield model.base, model.name, True
         return
     out(f"the local model is not used: {why}")
     out("the scripted upstream plays a model that gets every task right instead")
     with ScriptedUpstream(scripted_model()) as upstream:
-        yield upstream.url, "scripted-strong"
+        yield upstream.url, "scripted-strong", False
 
 
 async def run_task(
@@ -228,19 +229,36 @@ def run_demo(capture: Path, scripted: bool = False, out: Callable[[str], None] =
         out(f"toolproxy demo: the MCP time server failed: {results[0].error}")
         return 1
     out(f"mcp-server-time: {results[0].tools} tools pulled into {capture}")
-    with model_endpoint(scripted, out) as (upstream, model):
+    cases_file = capture / "expectations.yaml"
+    with model_endpoint(scripted, out) as (upstream, model, local):
         proxy_spec = ProxySpec(capture=capture, upstream=upstream, port=free_port())
         with RunningProxy(proxy_spec) as proxy:
             out(f"mitmdump + toolproxy at {proxy.url}  ->  {upstream}")
             out(f"running {len(TASKS)} tasks through the proxy (calls run on the MCP server) …")
             logs = asyncio.run(run_agent(proxy.url, model, spec))
-    for task in TASKS:
-        out(f"  {task.id}: {task.prompt}")
-        for line in logs.get(task.id) or ["(nothing)"]:
-            out(f"      {line}")
-    store.compact(capture)
+        for task in TASKS:
+            out(f"  {task.id}: {task.prompt}")
+            for line in logs.get(task.id) or ["(nothing)"]:
+                out(f"      {line}")
+        store.compact(capture)
+        run = grade(capture, cases_file, model, out)
+        replayed = ""
+        if local:
+            replayed = replay(capture, cases_file, f"{upstream}/v1", model, out)
+        else:
+            out("\n(the replay against a second candidate needs the local model: skipped)")
+    out(f"\ncapture: {capture}")
+    out(f"report:  toolproxy report -c {capture}")
+    if replayed:
+        out(f"diffs:   toolproxy replay-diff {replayed} -c {capture} --changed")
+    out(f"browse:  toolproxy tui {capture} --run {run} --cases {cases_file}")
+    return 0
+
+
+def grade(capture: Path, cases_file: Path, model: str, out: Callable[[str], None]) -> str:
+    """Grade the captured tasks against the shipped expectations (written to `cases_file`,
+    the documented format) as run `demo-<model>`; print each case's outcome; the run."""
     cases = demo_cases(capture)
-    cases_file = capture / "expectations.yaml"
     dump_cases(cases, cases_file, header="the demo's shipped expectations (toolproxy demo)")
     run = f"demo-{model}"
     rows = grade_run(capture, cases, run, None)
@@ -255,7 +273,35 @@ def run_demo(capture: Path, scripted: bool = False, out: Callable[[str], None] =
         f"{summary['passed']} of {summary['cases']} passed; "
         + ", ".join(f"{label} {n}" for label, n in summary["by_label"].items())
     )
-    out(f"\ncapture: {capture}")
-    out(f"report:  toolproxy report -c {capture}")
-    out(f"browse:  toolproxy tui {capture} --run {run} --cases {cases_file}")
-    return 0
+    return run
+
+
+REPLAY_RUN = "demo-replay"
+WARM = "smollm2-warm"  # the second candidate: the same model, sampled at temperature 0.8
+
+
+def replay(
+    capture: Path, cases_file: Path, url: str, model: str, out: Callable[[str], None]
+) -> str:
+    """Replay the graded turns against a second candidate (the same local model with other
+    settings) and print the report comparing it with what was recorded; the replay run."""
+    from toolproxy.cli.main import main as toolproxy
+
+    config = capture / "replay.yaml"
+    config.write_text(
+        "# the demo's replay: the local model again, sampled warmer\n"
+        "repeats: 1\nfeedback_retries: 0\nstream: never\ncandidates:\n"
+        f"  - name: {WARM}\n    base_url: {url}\n    model: {model}\n"
+        "    params: {temperature: 0.8, seed: 7}\n    concurrency: 1\n    timeout_s: 120\n",
+        encoding="utf-8",
+    )
+    out(f"\nreplaying the graded turns against {WARM} (same model, temperature 0.8) …")
+    argv = ["replay", str(config), "-c", str(capture), "--run", REPLAY_RUN]
+    argv += ["--cases", str(cases_file), "--per", "exchange", "--no-progress"]
+    if toolproxy(argv) != 0:
+        out("the replay failed (see above); the capture and its grades are kept")
+        return ""
+    recorded, warm = f"{REPLAY_RUN}:recorded", f"{REPLAY_RUN}:{WARM}"
+    out(f"\nthe report, {warm} against what was recorded ({recorded}):")
+    toolproxy(["report", "-c", str(capture), "-r", recorded, "-r", warm, "--baseline", recorded])
+    return REPLAY_RUN
