@@ -145,3 +145,35 @@ def test_console_script_runs():
         [sys.executable, "-m", "toolproxy.cli", "--help"], capture_output=True, text=True
     )
     assert out.returncode == 0 and "record" in out.stdout
+
+
+def test_status_reads_like_a_report_not_a_repr(capsys, capture):
+    code, out, _ = run(capsys, "status", "--capture", capture)
+    assert code == 0
+    assert "datetime.datetime(" not in out and "{'" not in out and "[{" not in out
+    assert out.splitlines()[1] == "sessions  1"
+    assert "exchanges      1" in out and out.rstrip().endswith("warnings: none")
+
+
+def test_export_takes_views_any_table_and_names_what_exists(capsys, capture, tmp_path):
+    for name in ("grades", "sessions", "calls", "proxy_runs"):
+        code, _, err = run(capsys, "export", name, "--capture", capture, "-o", tmp_path / "x")
+        assert code == 0 and f"rows of {name}" in err, (name, err)
+    code, out, _ = run(capsys, "export", "calls", "--capture", capture)
+    assert json.loads(out)["arguments"] == {"q": "x"}  # nested JSON stays nested
+    code, _, err = run(capsys, "export", "nosuch", "--capture", capture)
+    assert code == 2 and err.startswith("toolproxy: cannot export 'nosuch': tables and views")
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_a_reader_that_stops_early_is_not_an_error(capture):
+    for argv in (["status"], ["sessions"], ["export", "exchanges"]):
+        shell = subprocess.Popen(
+            [sys.executable, "-m", "toolproxy.cli", *argv, "--capture", str(capture)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        assert shell.stdout is not None
+        shell.stdout.close()  # like `| head -0`: the pipe is gone before anything is read
+        err = shell.stderr.read().decode() if shell.stderr else ""
+        assert shell.wait() == 0 and "Traceback" not in err and "BrokenPipe" not in err, argv

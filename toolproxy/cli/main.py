@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import signal
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from toolproxy.capture.proxy import ProxySpec, RunningProxy, check_port
 from toolproxy.cli.filters import add_filter_args
@@ -110,9 +112,36 @@ def cmd_status(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(summary, indent=2, default=str))
     else:
-        for key, value in summary.items():
-            print(f"{key:>20}: {value}")
+        print(render_status(summary))
     return 0
+
+
+def render_status(summary: dict[str, Any]) -> str:
+    """`status` for a person: the figures, the tables' rows, the proxies as a table."""
+    from toolproxy.util.table import format_table
+
+    def when(value: Any) -> str:
+        return value.strftime("%Y-%m-%d %H:%M:%S %Z") if hasattr(value, "strftime") else "-"
+
+    lines = [
+        f"capture   {summary['capture']}",
+        f"sessions  {summary['sessions']:,}",
+        f"first     {when(summary['first'])}",
+        f"last      {when(summary['last'])}",
+        f"pending   {summary['segments_pending']:,} segment file(s) not compacted yet",
+        "",
+        format_table(["table", "rows"], [[t, f"{n:,}"] for t, n in summary["tables"].items()]),
+    ]
+    proxies = summary["proxies"]
+    if proxies:
+        columns = ["proxy_id", "event", "at", "mode", "exchanges", "parse_failures",
+                   "internal_errors", "recorder"]  # fmt: skip
+        rows = [[when(p[c]) if c == "at" else p.get(c) for c in columns] for p in proxies]
+        lines += ["", "proxies (latest event of each):", format_table(columns, rows)]
+    warnings = summary["warnings"]
+    lines += ["", "warnings: none" if not warnings else "warnings:"]
+    lines += [f"  {w}" for w in warnings]
+    return "\n".join(lines)
 
 
 def cmd_sessions(args: argparse.Namespace) -> int:
@@ -371,6 +400,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.func(args))
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # `toolproxy status | head`: the reader has what it wanted
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # so the interpreter's own flush at exit is quiet
+        return 0
     except Exception as exc:  # noqa: BLE001 - a clear one-line error, not a traceback
         from toolproxy.errors import UserError
 

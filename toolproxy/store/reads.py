@@ -10,6 +10,7 @@ from typing import Any, TextIO
 
 import duckdb
 
+from toolproxy.errors import UserError
 from toolproxy.store import catalog
 from toolproxy.store.compaction import rel
 from toolproxy.store.connection import (
@@ -85,14 +86,23 @@ def list_sessions(path: Path | str, limit: int = 50) -> tuple[list[str], list[tu
         return recent_sessions(r, limit)
 
 
+EXPORT_ORDER = ("started_at", "at", "graded_at", "pulled_at", "first_seen", "judged_at")
+
+
 def export_jsonl(path: Path | str, table: str, out: Path | TextIO) -> int:
-    """Write a table's rows as JSON lines (nested JSON kept nested); returns the count."""
-    if table not in TABLES:
-        raise ValueError(f"unknown table {table!r}; one of {sorted(TABLES)}")
-    json_cols = [c for c, t in TABLES[table].items() if t == "JSON"]
+    """Write a table's or a view's rows as JSON lines (nested JSON kept nested), in time
+    order where it has a time column; returns the count. An unknown name is a `UserError`
+    listing what can be exported."""
+    known = [*sorted(TABLES), *catalog.DERIVED_VIEWS]
+    if table not in known:
+        raise UserError(f"cannot export {table!r}: tables and views are {', '.join(known)}")
     with closing(open_capture(path)) as con, _text_out(out) as f:
-        order = "at" if table == "proxy_runs" else "started_at"
-        cur = con.execute(f"SELECT * FROM {catalog.quote(table)} ORDER BY {catalog.quote(order)}")
+        described = f"SELECT column_name, column_type FROM (DESCRIBE {catalog.quote(table)})"
+        types = dict(con.execute(described).fetchall())
+        json_cols = [c for c, t in types.items() if t == "JSON"]
+        order = next((c for c in EXPORT_ORDER if c in types), None)
+        by = f" ORDER BY {catalog.quote(order)}" if order else ""
+        cur = con.execute(f"SELECT * FROM {catalog.quote(table)}{by}")
         names = [d[0] for d in cur.description or []]
         count = 0
         while chunk := cur.fetchmany(1000):
