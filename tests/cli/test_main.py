@@ -177,3 +177,18 @@ def test_a_reader_that_stops_early_is_not_an_error(capture):
         shell.stdout.close()  # like `| head -0`: the pipe is gone before anything is read
         err = shell.stderr.read().decode() if shell.stderr else ""
         assert shell.wait() == 0 and "Traceback" not in err and "BrokenPipe" not in err, argv
+
+
+def test_upstream_with_a_bad_script_or_a_busy_port_is_one_line(capsys, tmp_path):
+    import socket
+
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("replies: [\n")
+    code, _, err = run(capsys, "upstream", "--script", bad)
+    assert code == 2 and err.startswith("toolproxy: the script") and len(err.splitlines()) == 1
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        code, _, err = run(capsys, "upstream", "--port", port)
+    assert code == 2 and f"cannot listen on 127.0.0.1:{port}" in err

@@ -225,3 +225,14 @@ def test_json_summary_and_usage_errors(tmp_path, capture, capsys, monkeypatch):
         from toolproxy.replay.config import load_config, resolve_key
 
         resolve_key(select_config(load_config(cfg), [], None).candidates[0])
+
+
+def test_replaying_into_a_capture_that_is_not_there_creates_nothing(tmp_path, capsys):
+    from toolproxy.cli.main import main
+
+    missing = tmp_path / "typo"
+    config = tmp_path / "c.yaml"
+    config.write_text("candidates:\n  - {name: a, base_url: 'http://127.0.0.1:9/v1', model: m}\n")
+    assert main(["replay", str(config), "-c", str(missing), "--no-progress"]) == 2
+    assert f"no capture at {missing}" in capsys.readouterr().err
+    assert not missing.exists()

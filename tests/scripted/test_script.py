@@ -135,3 +135,20 @@ def test_play_numbers_are_unique_under_concurrency() -> None:
     for thread in threads:
         thread.join()
     assert sorted(seen) == list(range(1, 1601))
+
+
+def test_a_script_that_cannot_be_used_says_why_in_one_line(tmp_path):
+    import pytest
+
+    from toolproxy.scripted.script import Script, ScriptError
+
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("replies: [\n")
+    with pytest.raises(ScriptError, match=r"the script .*broken.yaml is not valid: while parsing"):
+        Script.load(broken)
+    wrong = tmp_path / "wrong.yaml"
+    wrong.write_text("replies: {m: [{colour: red}]}\n")
+    with pytest.raises(ScriptError, match=r"replies\.m\.0\.colour: Extra inputs are not permitted"):
+        Script.load(wrong)
+    with pytest.raises(ScriptError, match=r"cannot read the script .*nowhere.yaml"):
+        Script.load(tmp_path / "nowhere.yaml")

@@ -152,6 +152,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
     config = select_config(load_config(args.config), args.candidate, args.repeats)
     run = args.run or f"{args.config.stem}-{datetime.now(UTC):%Y%m%dT%H%M%S}"
+    if not args.cases and not Path(args.capture).exists():  # replaying traffic: it must exist
+        raise UserError(f"no capture at {args.capture}: record one first, or check --capture")
     capture = store.init_capture(args.capture)
     with paused_gc():
         items, cases, notes = plan_items(args, capture)

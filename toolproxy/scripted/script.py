@@ -12,7 +12,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from toolproxy.errors import UserError
 
 DEFAULT_KEY = "default"
 KEY_HEADER = "x-scripted-key"
@@ -84,6 +86,10 @@ class Reply(BaseModel):
 ECHO_REPLY = Reply(text="ok")
 
 
+class ScriptError(UserError):
+    """A script file that cannot be used."""
+
+
 class Script(BaseModel):
     """Replies per key; a request's key is its x-scripted-key header, else its model."""
 
@@ -110,10 +116,22 @@ class Script(BaseModel):
 
     @classmethod
     def load(cls, path: str | Path) -> Script:
-        """Read a script from a .json, .yaml or .yml file."""
-        text = Path(path).read_text(encoding="utf-8")
-        data = json.loads(text) if str(path).endswith(".json") else yaml.safe_load(text)
-        return cls.model_validate(data or {})
+        """Read a script from a .json, .yaml or .yml file; `ScriptError` says what is wrong
+        with one that cannot be read (one line per problem, with the field's path)."""
+        try:
+            text = Path(path).read_text(encoding="utf-8")
+            data = json.loads(text) if str(path).endswith(".json") else yaml.safe_load(text)
+            return cls.model_validate(data or {})
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ScriptError(f"cannot read the script {path}: {exc}") from None
+        except (ValueError, yaml.YAMLError) as exc:  # JSON, YAML or the script's own fields
+            if isinstance(exc, ValidationError):
+                problems = "; ".join(
+                    f"{'.'.join(map(str, e['loc'])) or '(top)'}: {e['msg']}" for e in exc.errors()
+                )
+            else:
+                problems = " ".join(str(exc).split())
+            raise ScriptError(f"the script {path} is not valid: {problems}") from None
 
 
 def select_key(headers: dict[str, str], body: Any) -> str:

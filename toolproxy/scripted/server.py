@@ -13,6 +13,7 @@ import threading
 from socketserver import ThreadingTCPServer
 from types import TracebackType
 
+from toolproxy.errors import UserError
 from toolproxy.scripted.handler import Handler, RecordedRequest
 from toolproxy.scripted.script import Playback, Script
 
@@ -149,7 +150,10 @@ class ScriptedUpstream:
 def serve_forever(script_path: str | None, host: str, port: int) -> None:
     """Serve the script at `script_path` (none: answer "ok") until interrupted."""
     script = Script.load(script_path) if script_path else Script()
-    upstream = ScriptedUpstream(script, host=host, port=port)
+    try:
+        upstream = ScriptedUpstream(script, host=host, port=port)
+    except OSError as exc:  # the port is taken, or the host is not ours
+        raise UserError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
     print(f"scripted upstream listening on {upstream.url}", flush=True)
     try:
         threading.Event().wait()
