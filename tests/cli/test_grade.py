@@ -39,3 +39,23 @@ def test_a_judge_needs_its_url_and_its_model(seeded_capture, tmp_path, capsys):
 def test_report_names_the_runs_it_knows(seeded_capture, capsys):
     assert main(["report", "-c", str(seeded_capture), "--run", "nope"]) == 2
     assert "unknown run(s) nope; runs: g1, g2" in capsys.readouterr().err
+
+
+def test_label_learns_from_captured_turns_unless_told_otherwise(tmp_path, capsys):
+    from tests.builders import chat_exchange
+    from tests.seeded import CaptureRows, at
+    from toolproxy.records import ToolCall
+
+    rows = CaptureRows()
+    call = ToolCall(index=0, call_id="c", name="lookup", arguments_raw="{}", arguments={})
+    rows.turn(chat_exchange("prod-0", "s-p", at(0), finish_reason="tool_calls"), calls=[call])
+    rows.turn(
+        chat_exchange("cand-0", "s-c", at(1), proxy_id="replay:r1", finish_reason="tool_calls"),
+        calls=[call],
+    )
+    capture = rows.write(tmp_path / "cap")
+    out = tmp_path / "cases.yaml"
+    assert main(["label", "-c", str(capture), "-o", str(out)]) == 0
+    assert [c["exchange_id"] for c in yaml.safe_load(out.read_text())] == ["prod-0"]
+    assert main(["label", "-c", str(capture), "-o", str(out), "--origin", "any"]) == 0
+    assert [c["exchange_id"] for c in yaml.safe_load(out.read_text())] == ["prod-0", "cand-0"]

@@ -29,8 +29,11 @@ FIELDS = (
 )
 
 
-def add_filter_args(p: argparse.ArgumentParser, skip: tuple[str, ...] = ()) -> None:
-    """The filter's options (all but `skip`); each list option can be repeated."""
+def add_filter_args(
+    p: argparse.ArgumentParser, skip: tuple[str, ...] = (), origin: str = "any"
+) -> None:
+    """The filter's options (all but `skip`); each list option can be repeated. `origin` is
+    the command's default for --origin (`label` learns from captured traffic only)."""
     options: dict[str, tuple[tuple[Any, ...], dict[str, Any]]] = {
         "session": (("--session",), {"action": "append", "help": "only these sessions"}),
         "exchange": (("--exchange",), {"action": "append", "help": "only these exchanges"}),
@@ -57,8 +60,8 @@ def add_filter_args(p: argparse.ArgumentParser, skip: tuple[str, ...] = ()) -> N
             ("--origin",),
             {
                 "choices": ["captured", "replayed", "any"],
-                "default": "any",
-                "help": "captured by a proxy or written by a replay (default: any)",
+                "default": origin,
+                "help": f"captured by a proxy or written by a replay (default: {origin})",
             },
         ),
     }

@@ -134,7 +134,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
     p = add_command(sub, "label", cmd_label)
     add_capture_arg(p)
-    add_filter_args(p, skip=("status", "parse_status"))  # model turns only
+    # model turns only; replayed turns are a candidate's, not production's: not by default
+    add_filter_args(p, skip=("status", "parse_status"), origin="captured")
     p.add_argument(
         "--no-calls", action="store_true", help="also turn text-only turns into no_call cases"
     )
