@@ -95,3 +95,29 @@ def test_sessions_are_listed_over_the_filtered_exchanges(seeded_capture, capsys)
     assert main(["sessions", "-c", str(seeded_capture), "--origin", "replayed"]) == 0
     out = capsys.readouterr().out
     assert "s-r" in out and "s-a" not in out
+
+
+def test_session_and_exchange_ids_take_unique_prefixes(tmp_path, capsys):
+    from tests.builders import chat_exchange
+    from tests.seeded import CaptureRows, at
+    from toolproxy.cli.main import main
+
+    rows = CaptureRows()
+    for n, (exchange, session) in enumerate(
+        [("ab12-x", "sess-alpha"), ("ab34-y", "sess-alpine"), ("cd56-z", "beta")]
+    ):
+        rows.turn(chat_exchange(exchange, session, at(n)))
+    capture = str(rows.write(tmp_path / "cap"))
+    assert main(["show", "be", "-c", capture, "--json"]) == 0  # beta, by prefix
+    assert '"exchange_id": "cd56-z"' in capsys.readouterr().out
+    assert main(["show", "ab12", "-c", capture, "--json"]) == 0  # an exchange, by prefix
+    assert '"exchange_id": "ab12-x"' in capsys.readouterr().out
+    assert main(["show", "sess-alp", "-c", capture]) == 2
+    err = capsys.readouterr().err
+    assert "'sess-alp' starts more than one id: sess-alpha, sess-alpine; give more of it" in err
+    assert main(["sessions", "-c", capture, "--session", "sess-alpi", "--json"]) == 0
+    assert '"session_id": "sess-alpine"' in capsys.readouterr().out
+    assert main(["sessions", "-c", capture, "--session", "zz"]) == 2
+    assert "no session id is or starts with 'zz'" in capsys.readouterr().err
+    assert main(["sessions", "-c", capture, "--exchange", "ab"]) == 2
+    assert "'ab' starts more than one exchange id: ab12-x, ab34-y" in capsys.readouterr().err

@@ -105,7 +105,45 @@ def filter_from_args(args: argparse.Namespace) -> Any:
     """`ExchangeFilter` from the options (see `filter_fields`)."""
     from toolproxy.store.filters import ExchangeFilter
 
+    fields = filter_fields(args)
+    if getattr(args, "capture", None) is not None:  # ids may be prefixes of recorded ones
+        fields = resolve_prefixes(args.capture, fields)
     try:
-        return ExchangeFilter(**filter_fields(args))
+        return ExchangeFilter(**fields)
     except ValueError as exc:
         raise UserError(f"--label needs --label-run ({exc})") from None
+
+
+def resolve_prefixes(capture: Any, fields: dict[str, Any]) -> dict[str, Any]:
+    """`fields` with each --session / --exchange value that is a unique prefix (like git's)
+    of a recorded id replaced by that id; an unknown or ambiguous one is a `UserError` (the
+    ambiguous one lists its matches)."""
+    wanted = {k: fields[k] for k in ("sessions", "exchanges") if fields.get(k)}
+    if not wanted:
+        return fields
+    from toolproxy import store
+    from toolproxy.store.queries.exchanges import MATCHES_SHOWN, ids_starting
+
+    resolved = dict(fields)
+    with store.reading(capture) as r:
+        for key, values in wanted.items():
+            column, what = (
+                ("session_id", "session") if key == "sessions" else ("exchange_id", "exchange")
+            )
+            resolved[key] = [
+                one_id(ids_starting(r, column, v), v, what, MATCHES_SHOWN) for v in values
+            ]
+    return resolved
+
+
+def one_id(found: list[str], prefix: str, what: str, shown: int) -> str:
+    """The one id `found` for `prefix`, or why there is not exactly one."""
+    if len(found) == 1:
+        return found[0]
+    if not found:
+        raise UserError(f"no {what} id is or starts with {prefix!r}")
+    more = " …" if len(found) > shown else ""
+    raise UserError(
+        f"{prefix!r} starts more than one {what} id: {', '.join(found[:shown])}{more}; "
+        "give more of it"
+    )

@@ -10,7 +10,7 @@ def cmd_label(args: argparse.Namespace) -> int:
     """Turn recorded calls into expectation cases (accept as they are, then edit)."""
     import sys
 
-    from toolproxy.cli.filters import filter_fields
+    from toolproxy.cli.filters import filter_fields, resolve_prefixes
     from toolproxy.errors import UserError
     from toolproxy.grade.casefile import file_format
     from toolproxy.grade.expectations import load_cases
@@ -24,7 +24,8 @@ def cmd_label(args: argparse.Namespace) -> int:
         nothing = f"{args.import_file} holds no cases"
     else:
         try:
-            filters = LabelFilters(**filter_fields(args), no_calls=args.no_calls)
+            fields = resolve_prefixes(args.capture, filter_fields(args))
+            filters = LabelFilters(**fields, no_calls=args.no_calls)
         except ValueError as exc:
             raise UserError(f"--label needs --label-run ({exc})") from None
         cases = cases_from_capture(args.capture, filters)

@@ -161,10 +161,19 @@ def cmd_sessions(args: argparse.Namespace) -> int:
 def cmd_show(args: argparse.Namespace) -> int:
     """Show one session's exchanges and tool calls, or one exchange."""
     from toolproxy import store
+    from toolproxy.errors import UserError
     from toolproxy.store.queries import exchanges
 
-    with store.reading(args.capture) as r:
-        columns, rows = exchanges.session_or_exchange(r, args.id)
+    with store.reading(args.capture) as r:  # an id, or a unique prefix of one (like git)
+        found = [
+            *exchanges.ids_starting(r, "session_id", args.id),
+            *exchanges.ids_starting(r, "exchange_id", args.id),
+        ]
+        ident = args.id if args.id in found or len(found) != 1 else found[0]
+        if len(found) > 1 and args.id not in found:
+            shown = ", ".join(found[: exchanges.MATCHES_SHOWN])
+            raise UserError(f"{args.id!r} starts more than one id: {shown}; give more of it")
+        columns, rows = exchanges.session_or_exchange(r, ident)
     if not rows:
         print(f"no session or exchange {args.id!r} in {args.capture}", file=sys.stderr)
         return 1

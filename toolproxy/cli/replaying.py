@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from toolproxy import store
-from toolproxy.cli.filters import filter_fields
+from toolproxy.cli.filters import filter_fields, resolve_prefixes
 from toolproxy.errors import UserError
 from toolproxy.grade.expectations import load_cases
 from toolproxy.grade.model import Case, GradeRow
@@ -90,7 +90,7 @@ def plan_items(
         plan = plan_from_cases(cases, capture)
         return list(plan), cases, plan.describe()
     try:
-        filters = PlanFilters(**filter_fields(args), per=args.per)
+        filters = PlanFilters(**resolve_prefixes(capture, filter_fields(args)), per=args.per)
     except ValueError as exc:
         raise UserError(f"--label needs --label-run ({exc})") from None
     plan = plan_from_capture(capture, filters)

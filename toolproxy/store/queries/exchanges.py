@@ -279,6 +279,24 @@ def call_results(r: Reader, exchange_ids: list[str]) -> list[ResultRow]:
     )
 
 
+MATCHES_SHOWN = 10
+
+
+def ids_starting(r: Reader, column: str, prefix: str) -> list[str]:
+    """The distinct session or exchange ids (`column`: session_id | exchange_id) that are
+    `prefix` or start with it, the exact one alone when there is one; at most
+    MATCHES_SHOWN + 1, so an ambiguous prefix can be shown without reading them all."""
+    if column not in ("session_id", "exchange_id"):
+        raise ValueError(f"ids of {column!r}?")
+    found = r.rows(
+        f"SELECT DISTINCT {column} FROM exchanges WHERE {column} = $p OR "
+        f"starts_with({column}, $p) ORDER BY {column} LIMIT {MATCHES_SHOWN + 1}",
+        {"p": prefix},
+    )
+    ids = [row[0] for row in found]
+    return [prefix] if prefix in ids else ids
+
+
 def session_or_exchange(r: Reader, ident: str) -> tuple[list[str], list[tuple[Any, ...]]]:
     """`toolproxy show`: a session's exchanges (or one exchange) with their calls inline."""
     return r.named(
