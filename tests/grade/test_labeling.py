@@ -294,11 +294,14 @@ def test_append_to_every_yaml_shape(tmp_path, existing):
     assert load_cases([out]) == before + new
 
 
-def test_nothing_matched_writes_nothing(capture, tmp_path, capsys):
+def test_nothing_matched_writes_nothing_and_says_so(capture, tmp_path, capsys):
     out = tmp_path / "cases.yaml"
-    assert label("--capture", capture, "--session", "nope", "--out", out) == 0
+    assert label("--capture", capture, "--model", "nope", "--out", out) == 1
     assert not out.exists()
-    assert "nothing written" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert err == "toolproxy label: no recorded model turn matched the filters: nothing written\n"
+    assert label("--capture", capture, "--session", "nope", "--out", out) == 2  # no such id
+    assert "no session id is or starts with 'nope'" in capsys.readouterr().err
 
 
 def test_import_validates_and_writes(tmp_path, capsys):

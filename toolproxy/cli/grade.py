@@ -32,8 +32,8 @@ def cmd_label(args: argparse.Namespace) -> int:
         source = f"labeled from capture {args.capture}"
         nothing = "no recorded model turn matched the filters"
     if not cases:
-        print(f"{nothing}: nothing written", file=sys.stderr)
-        return 0
+        print(f"toolproxy label: {nothing}: nothing written", file=sys.stderr)
+        return 1
     header = (
         f"toolproxy label: {source}.\n"
         "Each case accepts the recorded calls exactly as made: edit the matchers.\n"
