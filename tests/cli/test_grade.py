@@ -59,3 +59,8 @@ def test_label_learns_from_captured_turns_unless_told_otherwise(tmp_path, capsys
     assert [c["exchange_id"] for c in yaml.safe_load(out.read_text())] == ["prod-0"]
     assert main(["label", "-c", str(capture), "-o", str(out), "--origin", "any"]) == 0
     assert [c["exchange_id"] for c in yaml.safe_load(out.read_text())] == ["prod-0", "cand-0"]
+    capsys.readouterr()
+    assert main(["sessions", "-c", str(capture), "--json"]) == 0  # production's by default
+    assert '"s-p"' in (out := capsys.readouterr().out) and '"s-c"' not in out
+    assert main(["sessions", "-c", str(capture), "--origin", "replayed", "--json"]) == 0
+    assert '"s-c"' in (out := capsys.readouterr().out) and '"s-p"' not in out

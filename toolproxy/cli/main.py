@@ -328,7 +328,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("sessions", cmd_sessions)
     add_capture_arg(p)
     p.add_argument("--limit", "-n", type=int, default=50, help="how many (default 50)")
-    add_filter_args(p)
+    add_filter_args(p, origin="captured")  # a replay's sessions: --origin replayed / any
     p.add_argument("--json", action="store_true", help="print JSON lines")
 
     p = add("show", cmd_show)
