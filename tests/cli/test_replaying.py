@@ -236,3 +236,21 @@ def test_replaying_into_a_capture_that_is_not_there_creates_nothing(tmp_path, ca
     assert main(["replay", str(config), "-c", str(missing), "--no-progress"]) == 2
     assert f"no capture at {missing}" in capsys.readouterr().err
     assert not missing.exists()
+
+
+def test_ctrl_c_says_how_to_go_on(tmp_path, capture, capsys, monkeypatch):
+    from toolproxy.cli import replaying
+
+    def interrupted(*args: object) -> list:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(replaying, "play_here", interrupted)
+    monkeypatch.setenv("REPLAY_TEST_KEY", "k")
+    cfg = config(tmp_path, "http://127.0.0.1:9/v1", "a")
+    argv = ["replay", str(cfg), "-c", str(capture), "--run", "r 1", "--no-progress"]
+    assert main(argv) == 130
+    err = capsys.readouterr().err
+    assert err.rstrip().endswith(
+        "replay r 1 interrupted; the cells already played are kept. To go on: "
+        f"toolproxy replay {cfg} --run 'r 1' -c {capture}"
+    )

@@ -18,6 +18,7 @@ import asyncio
 import json
 import os
 import secrets
+import shlex
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -175,11 +176,15 @@ def cmd_replay(args: argparse.Namespace) -> int:
     given = getattr(args, "workers", None)
     workers = 1 if live is not None else count_workers(given, sum(todo.values()), usable_cpus())
     playing = Playing(capture, run, config, items, done, server_tools, todo, args)
-    with frozen_gc():  # the plan lives as long as the play: collections need not walk it
-        if workers > 1:
-            briefs = play_in_workers(playing, workers)
-        else:
-            briefs = play_here(playing, keys, live)
+    try:
+        with frozen_gc():  # the plan lives as long as the play: collections need not walk it
+            if workers > 1:
+                briefs = play_in_workers(playing, workers)
+            else:
+                briefs = play_here(playing, keys, live)
+    except KeyboardInterrupt:
+        print(f"\n{resume_hint(args, run)}", file=sys.stderr)
+        return 130
     played = len(briefs)
     if done:  # a resumed run: the cells finished before are read back for the summary
         old = [c for c in load_cells(capture, run) if (c.candidate, c.item_id, c.repeat) in done]
@@ -208,6 +213,15 @@ def cmd_replay(args: argparse.Namespace) -> int:
         print(f"\nnext: {command}")
     print(f"diffs: toolproxy replay-diff {run} -c {capture} --changed")
     return 0
+
+
+def resume_hint(args: argparse.Namespace, run: str) -> str:
+    """What to type to go on with an interrupted run (the cells finished are kept)."""
+    again = ["toolproxy", "replay", str(args.config), "--run", run, "-c", str(args.capture)]
+    if args.cases:
+        again += [a for c in args.cases for a in ("--cases", str(c))]
+    line = " ".join(shlex.quote(a) for a in again)
+    return f"replay {run} interrupted; the cells already played are kept. To go on: {line}"
 
 
 @dataclass(frozen=True)
