@@ -4,6 +4,8 @@ import re
 import tomllib
 from pathlib import Path
 
+import yaml
+
 from toolproxy.cli.main import build_parser
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -70,3 +72,14 @@ def test_readme_label_table_matches_the_code():
 
     for rank, label in enumerate(PRECEDENCE, start=1):
         assert f"| {rank} | `{label}` |" in README
+
+
+def test_readme_scripted_upstream_example_is_the_default_script():
+    from toolproxy.scripted.script import Script
+    from toolproxy.scripted.server import DEFAULT_SCRIPT
+
+    block = re.search(r"### The scripted upstream.*?```yaml\n(.*?)```", README, re.S)
+    assert block is not None
+    shown = Script.model_validate(yaml.safe_load(block.group(1)))
+    assert shown == Script.load(DEFAULT_SCRIPT)
+    assert any(r.tool_calls for r in shown.replies["default"])

@@ -188,3 +188,30 @@ def test_serve_forever_prints_the_url_and_serves(tmp_path: Path) -> None:
 def test_model_override_replaces_the_echo(scripted_upstream: ScriptedUpstream, path: str) -> None:
     scripted_upstream.set_script(Script.of(Reply(text="x", model="served-model")))
     assert json.loads(fetch(scripted_upstream, path, REQUESTS[path]))["model"] == "served-model"
+
+
+def test_the_default_script_calls_a_tool_then_answers():
+    import subprocess
+    import sys
+
+    import openai
+
+    from toolproxy.capture.proxy import free_port, wait_listening
+
+    port = free_port()
+    argv = [sys.executable, "-m", "toolproxy.cli", "upstream", "--port", str(port)]
+    server = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        wait_listening("127.0.0.1", port, server)
+        client = openai.OpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key="x", max_retries=0)
+        ask = [{"role": "user", "content": "weather?"}]
+        first = client.chat.completions.create(model="any", messages=ask).choices[0]
+        assert first.message.tool_calls[0].function.name == "get_weather"
+        assert first.finish_reason == "tool_calls"
+        second = client.chat.completions.create(model="any", messages=ask).choices[0]
+        assert second.message.content == "It is 18 °C in Paris."
+        broken = client.chat.completions.create(model="broken-model", messages=ask).choices[0]
+        assert broken.message.tool_calls[0].function.arguments == '{"city": "Par'
+    finally:
+        server.terminate()
+        server.wait(10)

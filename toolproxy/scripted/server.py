@@ -10,6 +10,7 @@ from __future__ import annotations
 import socket
 import ssl
 import threading
+from pathlib import Path
 from socketserver import ThreadingTCPServer
 from types import TracebackType
 
@@ -147,9 +148,12 @@ class ScriptedUpstream:
                 self._connections.discard(conn)
 
 
+DEFAULT_SCRIPT = Path(__file__).with_name("default.yaml")  # tool calls, as documented
+
+
 def serve_forever(script_path: str | None, host: str, port: int) -> None:
     """Serve the script at `script_path` (none: answer "ok") until interrupted."""
-    script = Script.load(script_path) if script_path else Script()
+    script = Script.load(script_path or DEFAULT_SCRIPT)
     try:
         upstream = ScriptedUpstream(script, host=host, port=port)
     except OSError as exc:  # the port is taken, or the host is not ours
