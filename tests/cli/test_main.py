@@ -2,6 +2,7 @@ import json
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -192,3 +193,20 @@ def test_upstream_with_a_bad_script_or_a_busy_port_is_one_line(capsys, tmp_path)
         port = busy.getsockname()[1]
         code, _, err = run(capsys, "upstream", "--port", port)
     assert code == 2 and f"cannot listen on 127.0.0.1:{port}" in err
+
+
+READERS = [
+    ["status"], ["sessions"], ["show", "x"], ["sql", "SELECT 1"], ["compact"], ["repair"],
+    ["export", "exchanges"], ["label"], ["report"], ["replay-diff", "r"], ["tui"],
+    ["replay", str(Path(__file__).resolve().parents[2] / "replays" / "scripted.yaml")],
+    ["mcp", "drift"], ["mcp", "budget"], ["mcp", "check"],
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("argv", READERS, ids=lambda a: " ".join(a[:2]))
+def test_every_reading_command_refuses_a_missing_capture_in_one_line(argv, tmp_path, capsys):
+    missing = tmp_path / "no-such-capture"
+    assert main([*argv, "-c", str(missing)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("toolproxy: ") and len(err.strip().splitlines()) == 1, err
+    assert str(missing) in err and not missing.exists()  # read commands never create one
