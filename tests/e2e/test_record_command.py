@@ -54,6 +54,8 @@ def test_record_reverse_proxy_then_ctrl_c_compacts(upstream, tmp_path):
     assert proc.returncode == 0, out
     assert f"OPENAI_BASE_URL=http://127.0.0.1:{port}/v1" in out
     assert "compacted" in out
+    # quiet by default: no line per connection or request from mitmdump (-v shows them)
+    assert "client connect" not in out and "Streaming request" not in out, out
     assert store.query(capture, "SELECT count(*) FROM exchanges")[1] == [(3,)]
     assert not any(list_segments(capture).values())  # everything folded into the catalog
 
@@ -70,6 +72,7 @@ def test_record_explicit_mode_prints_ca_instructions(tmp_path):
             str(capture),
             "--confdir",
             str(tmp_path / "conf"),
+            "-v",
         ],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
@@ -82,4 +85,5 @@ def test_record_explicit_mode_prints_ca_instructions(tmp_path):
         out, _ = proc.communicate(timeout=30)
     assert proc.returncode == 0, out
     assert f"HTTPS_PROXY=http://127.0.0.1:{port}" in out
+    assert "listening at" in out  # -v: mitmdump's own log is back
     assert (tmp_path / "conf" / "mitmproxy-ca-cert.pem").exists()

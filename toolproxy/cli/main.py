@@ -57,7 +57,9 @@ def cmd_record(args: argparse.Namespace) -> int:
         redact_query=args.redact_query,
         redact_json=args.redact_json,
         confdir=args.confdir,
-        extra=args.mitmdump_args,
+        # mitmdump logs ~6 lines a request (connects, "Streaming request to …"): warnings and
+        # errors only, unless -v; anything after -- comes later and wins
+        extra=([] if args.verbose else ["--set", "termlog_verbosity=warn"]) + args.mitmdump_args,
     )
     store.init_capture(args.capture)
     base = f"http://{args.host}:{args.port}"
@@ -317,6 +319,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--confdir", help="mitmproxy confdir (CA certificate location)")
     p.add_argument("--no-compact", action="store_true", help="do not compact on exit")
+    p.add_argument(
+        "--verbose", "-v", action="store_true", help="show mitmdump's log of every connection"
+    )
     p.add_argument(
         "mitmdump_args", nargs=argparse.REMAINDER, help="after --: passed to mitmdump as is"
     )
