@@ -10,6 +10,7 @@ from toolproxy.cli.main import build_parser
 
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text()
+DOCS = {p.name: p.read_text() for p in sorted((ROOT / "docs").glob("*.md"))}
 
 
 def commands():
@@ -56,10 +57,10 @@ def test_design_card_top_level_exists():
         assert (ROOT / name).exists(), name
 
 
-def test_readme_expectations_example_loads(tmp_path):
+def test_the_expectations_example_loads(tmp_path):
     from toolproxy.grade.expectations import load_cases
 
-    block = re.search(r"### Expectations\n.*?```yaml\n(.*?)```", README, re.S)
+    block = re.search(r"## Expectations\n.*?```yaml\n(.*?)```", DOCS["grading.md"], re.S)
     assert block
     path = tmp_path / "cases.yaml"
     path.write_text(block.group(1))
@@ -67,18 +68,18 @@ def test_readme_expectations_example_loads(tmp_path):
     assert case.id == "weather-paris" and case.calls[0].args["unit"].kind == "enum"
 
 
-def test_readme_label_table_matches_the_code():
+def test_the_label_table_matches_the_code():
     from toolproxy.grade.labels import PRECEDENCE
 
     for rank, label in enumerate(PRECEDENCE, start=1):
-        assert f"| {rank} | `{label}` |" in README
+        assert f"| {rank} | `{label}` |" in DOCS["grading.md"]
 
 
-def test_readme_scripted_upstream_example_is_the_default_script():
+def test_the_scripted_upstream_example_is_the_default_script():
     from toolproxy.scripted.script import Script
     from toolproxy.scripted.server import DEFAULT_SCRIPT
 
-    block = re.search(r"### The scripted upstream.*?```yaml\n(.*?)```", README, re.S)
+    block = re.search(r"## The scripted upstream.*?```yaml\n(.*?)```", DOCS["capture.md"], re.S)
     assert block is not None
     shown = Script.model_validate(yaml.safe_load(block.group(1)))
     assert shown == Script.load(DEFAULT_SCRIPT)

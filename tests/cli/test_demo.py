@@ -41,11 +41,11 @@ def test_demo_replaces_an_old_capture(tmp_path):
     assert rows == [(9,)]
 
 
-def test_readme_sql_examples_run_on_the_demo_capture(tmp_path):
+def test_the_docs_sql_examples_run_on_the_demo_capture(tmp_path):
     import re
 
-    readme = (REPO / "README.md").read_text()
-    block = re.search(r"### Useful SQL\n\n```sql\n(.*?)```", readme, re.S)
+    page = (REPO / "docs" / "architecture.md").read_text()
+    block = re.search(r"## Useful SQL\n\n```sql\n(.*?)```", page, re.S)
     assert block
     statements = [s.strip() for s in block.group(1).split(";") if s.strip()]
     assert len(statements) >= 5

@@ -1,4 +1,4 @@
-"""The hardening suite: each promise in the README's "Guarantees" section, proven against
+"""The hardening suite: each promise in docs/guarantees.md, proven against
 real mitmdump, real captures and a nasty upstream. Fixtures are the e2e ones."""
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 Pure: no I/O, no SDK imports. The recorder keeps one `Linker` next to its SessionTracker
 and feeds it every exchange in completion order (`rows.build_rows`).
 
-The rule (README "Linking MCP calls"):
+The rule (docs/mcp.md "Linking MCP calls"):
 
 - Every tool call a model response emits is remembered, in completion order, with its
   exchange, call id, session, name and canonical arguments (`records.canonical_json`).

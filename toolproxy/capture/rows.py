@@ -90,7 +90,7 @@ def _dt(ts: float | None) -> datetime | None:
 
 
 def decode_tps(raw: RawExchange, streamed: bool, output_tokens: int | None) -> float | None:
-    """Output tokens per second of decoding (README "Metrics captured").
+    """Output tokens per second of decoding (docs/capture.md "Metrics captured").
 
     Streamed: tokens / (last body byte - first body byte). Not streamed: tokens /
     (response end - request end), which includes prefill, so it is a lower bound.

@@ -1,6 +1,6 @@
 """Session assignment: which earlier conversation does a request continue?
 
-The rule (README "Sessions"), first match wins:
+The rule (docs/capture.md "Sessions"), first match wins:
 1. `header`            the request carries the session header (default `x-toolproxy-session`).
 2. `previous_response` a Responses API request names a `previous_response_id` seen before.
 3. `retry`             the same turns to the same model as an earlier request that failed

@@ -37,14 +37,14 @@ def cmd_label(args: argparse.Namespace) -> int:
     header = (
         f"toolproxy label: {source}.\n"
         "Each case accepts the recorded calls exactly as made: edit the matchers.\n"
-        "Format: README 'Expectations' (toolproxy/grade/expectations.py)."
+        "Format: docs/grading.md 'Expectations' (toolproxy/grade/expectations.py)."
     )
     written, skipped = write_cases(cases, out, args.append, header)
     also = f" ({skipped} skipped: id already in the file)" if skipped else ""
     print(f"wrote {written} case{'s' * (written != 1)} to {out}{also}")
     if written:
         print(
-            f"next: review and edit them (plain values match exactly; see README "
+            f"next: review and edit them (plain values match exactly; see docs/grading.md "
             f"'Expectations'), then: toolproxy grade {out} --run NAME"
         )
     return 0

@@ -2,7 +2,7 @@
 
 Inputs: one `CaseRecord` per case of a run (its `CaseGrade` plus what the capture knows
 about the graded exchange) and the run's sessions as ordered `SessionCall`s. Definitions
-(also in docs/metrics.md); a rate whose denominator is 0 is None ("n/a"), never 0 or 1:
+(also in docs/grading.md); a rate whose denominator is 0 is None ("n/a"), never 0 or 1:
 
 * cases: case rows of the run. graded: cases that are not `not_graded` (nothing to grade
   yet, or a field needed the LLM judge and none answered). passed: graded cases that

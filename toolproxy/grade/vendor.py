@@ -1,7 +1,7 @@
 """Vendor metrics over runs of the same cases, and the Inverse Rank Fusion score. Pure.
 
 Runs are compared case by case (`CaseRecord`s keyed by case id). Definitions (also in
-docs/metrics.md); a mean or rate with nothing to average is None ("n/a"):
+docs/grading.md); a mean or rate with nothing to average is None ("n/a"):
 
 * Trigger (tool-call decision) against a chosen baseline run. A case is *positive* when
   its turn finished with tool calls (`called_tools` not empty). Over the case ids both the

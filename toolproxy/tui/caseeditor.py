@@ -50,7 +50,7 @@ class CaseEditScreen(Screen[None]):
     def on_mount(self) -> None:
         self.title = f"case {self.case.id} → {self.cases}"
         self.query_one("#status", Static).update(
-            "edit the case (matchers: see `toolproxy label --help` and the README) · "
+            "edit the case (matchers: docs/grading.md 'Expectations') · "
             "ctrl+s: check and save · escape: cancel"
         )
         self.query_one("#editor", TextArea).focus()
