@@ -84,3 +84,46 @@ def test_the_scripted_upstream_example_is_the_default_script():
     shown = Script.model_validate(yaml.safe_load(block.group(1)))
     assert shown == Script.load(DEFAULT_SCRIPT)
     assert any(r.tool_calls for r in shown.replies["default"])
+
+
+def shell_lines(text: str) -> list[str]:
+    """Every command line of the text's ```bash blocks (continuations joined, comments cut)."""
+    lines: list[str] = []
+    for block in re.findall(r"```bash\n(.*?)```", text, re.S):
+        for line in block.replace("\\\n", " ").splitlines():
+            line = line.split(" #")[0].strip()
+            if line and not line.startswith("#"):
+                lines.append(line)
+    return lines
+
+
+def toolproxy_commands() -> list[tuple[str, list[str]]]:
+    import shlex
+
+    found = []
+    for name, text in [("README.md", README), *DOCS.items()]:
+        for line in shell_lines(text):
+            for part in re.split(r"\s*(?:&&|\|\||;|\|)\s*", line.rstrip("&").strip()):
+                words = shlex.split(part)
+                if words and words[0].endswith("toolproxy"):
+                    found.append((name, words[1:]))
+    return found
+
+
+def test_every_toolproxy_example_in_the_docs_parses_and_names_real_files():
+    import contextlib
+    import io
+
+    commands = toolproxy_commands()
+    assert len(commands) >= 25  # the docs show 29 today
+    parser = build_parser()
+    for where, argv in commands:
+        with contextlib.redirect_stderr(io.StringIO()) as err:
+            try:
+                parser.parse_args(argv)
+            except SystemExit as exc:
+                why = f"{where}: toolproxy {' '.join(argv)}: {err.getvalue()}"
+                assert exc.code == 0, why  # --help exits 0
+        for word in argv:  # a file of the repo's (a replay config, a schema) must exist
+            if re.match(r"^(replays|schemas|addons|scripts)/\S+\.\w+$", word):
+                assert (ROOT / word).exists(), f"{where}: {word} does not exist"
