@@ -96,7 +96,7 @@ def test_export_jsonl(cap: Path, tmp_path: Path) -> None:
     out = tmp_path / "calls.jsonl"
     assert store.export_jsonl(cap, "tool_calls", out) == 3
     assert json.loads(out.read_text().splitlines()[0])["arguments"] == {}
-    with pytest.raises(ValueError, match="unknown table"):
+    with pytest.raises(UserError, match=r"cannot export 'sessions; DROP TABLE meta': tables and"):
         store.export_jsonl(cap, "sessions; DROP TABLE meta", buf)
 
 
