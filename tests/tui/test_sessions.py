@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import json
+
 from tests.builders import chat_exchange
 from tests.seeded import CaptureRows, at, seed_capture
 from tests.tui.drive import keys, pinned_app, rows, settle, status
@@ -109,8 +111,16 @@ async def test_copy_a_turns_calls_and_export_the_sessions(seeded_capture, tmp_pa
         (written,) = tmp_path.glob("toolproxy-sessions-*.csv")
         assert written.read_text().splitlines()[0].startswith("session,models,first seen")
         assert len(written.read_text().splitlines()) == 6
+        await pilot.press("j")
+        (lines,) = tmp_path.glob("toolproxy-sessions-*.jsonl")
+        rows = [json.loads(line) for line in lines.read_text().splitlines()]
+        assert [r["session"] for r in rows] == ["s-m", "s-r", "s-c", "s-b", "s-a"]
+        assert rows[-1]["turns"] == "3"
         await pilot.press("down", "down", "down", "enter")  # s-b
         await settle(pilot)
+        await pilot.press("j")
+        (turns,) = tmp_path.glob("toolproxy-session-s-b-*.jsonl")
+        assert len(turns.read_text().splitlines()) == 2
         await pilot.press("y", "x")
         assert '"name": "search"' in copied[0]
         assert copied[1].startswith("curl -X POST http://h/v1/messages")

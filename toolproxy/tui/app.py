@@ -35,7 +35,7 @@ keys (every screen shows its own in the footer; ctrl+p: the command palette)
              in a run: G re-grades it from the cases file, enter on a confusion cell
              lists its cases
   y / x      copy the turn's calls as JSON / the request as curl (secrets redacted)
-  e          export the table shown as CSV (working directory)
+  e / j      export the table shown as CSV / JSON lines (working directory)
   ?          this help
 """
 

@@ -15,7 +15,7 @@ from textual.widgets import Static
 
 from toolproxy import store
 from toolproxy.store.reader import Reader
-from toolproxy.tui.views import table_csv
+from toolproxy.tui.views import table_csv, table_jsonl
 
 
 def why(exc: Exception) -> str:
@@ -86,13 +86,19 @@ def copy(screen: Screen[None], text: str, what: str) -> None:
 
 
 def export(
-    screen: Screen[None], name: str, columns: tuple[str, ...], rows: list[tuple[str, ...]]
+    screen: Screen[None],
+    name: str,
+    columns: tuple[str, ...],
+    rows: list[tuple[str, ...]],
+    fmt: str = "csv",
 ) -> None:
-    """Write the table shown as CSV in the working directory and say where."""
+    """Write the table shown as CSV (or `fmt` "jsonl": JSON lines) in the working directory
+    and say where."""
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
-    path = Path(f"toolproxy-{name}-{stamp}.csv")
+    path = Path(f"toolproxy-{name}-{stamp}.{fmt}")
+    render = table_jsonl if fmt == "jsonl" else table_csv
     try:
-        path.write_text(table_csv(columns, rows), encoding="utf-8")
+        path.write_text(render(columns, rows), encoding="utf-8")
     except OSError as exc:
         screen.notify(f"could not write {path}: {exc}", severity="error")
         return

@@ -39,7 +39,8 @@ class SessionsScreen(StoreScreen):
         Binding("o", "order", "Sort"),
         Binding("O", "reverse", "Reverse"),
         Binding("r", "reload", "Reload"),
-        Binding("e", "export", "Export CSV"),
+        Binding("e", "export('csv')", "Export CSV"),
+        Binding("j", "export('jsonl')", "Export JSONL"),
         Binding("escape", "clear_filter", "Clear filter", show=False),
     ]
 
@@ -215,8 +216,8 @@ class SessionsScreen(StoreScreen):
         self.pages = {}
         self.load()
 
-    def action_export(self) -> None:
-        export(self, "sessions", SESSION_COLUMNS, [session_cells(s) for s in self.page])
+    def action_export(self, fmt: str = "csv") -> None:
+        export(self, "sessions", SESSION_COLUMNS, [session_cells(s) for s in self.page], fmt)
 
     def action_open(self) -> None:
         table = self.query_one("#sessions", RowTable)

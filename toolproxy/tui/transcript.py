@@ -46,7 +46,8 @@ class TranscriptScreen(StoreScreen):
         Binding("c", "charts", "Charts"),
         Binding("y", "copy_calls", "Copy calls"),
         Binding("x", "copy_curl", "Copy curl"),
-        Binding("e", "export", "Export CSV"),
+        Binding("e", "export('csv')", "Export CSV"),
+        Binding("j", "export('jsonl')", "Export JSONL"),
         Binding("r", "reload", "Reload"),
     ]
 
@@ -213,9 +214,9 @@ class TranscriptScreen(StoreScreen):
         if turn is not None:
             copy(self, curl_command(turn), "the request as curl (secrets stay redacted)")
 
-    def action_export(self) -> None:
+    def action_export(self, fmt: str = "csv") -> None:
         cells = [turn_cells(t, self.labels.get(t.exchange.exchange_id)) for t in self.turns]
-        export(self, f"session-{self.session_id}", TURN_COLUMNS, cells)
+        export(self, f"session-{self.session_id}", TURN_COLUMNS, cells, fmt)
 
     def on_row_table_row_selected(self, event: RowTable.RowSelected) -> None:
         self.action_open()

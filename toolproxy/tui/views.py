@@ -292,6 +292,13 @@ def curl_command(d: ExchangeDetail) -> str:
     return " ".join(parts)
 
 
+def table_jsonl(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    """The table as JSON lines, one object per row keyed by the column names."""
+    return "".join(
+        json.dumps(dict(zip(columns, row, strict=True)), ensure_ascii=False) + "\n" for row in rows
+    )
+
+
 def table_csv(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     out = io.StringIO()
     writer = csv.writer(out)
