@@ -9,11 +9,10 @@ import signal
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
 
 from toolproxy.capture.proxy import ProxySpec, RunningProxy, check_port
 from toolproxy.cli.filters import add_filter_args
-from toolproxy.util.table import format_table
+from toolproxy.cli.output import print_rows, render_status
 
 DEFAULT_CAPTURE = Path("captures/default")
 
@@ -118,34 +117,6 @@ def cmd_status(args: argparse.Namespace) -> int:
     return 0
 
 
-def render_status(summary: dict[str, Any]) -> str:
-    """`status` for a person: the figures, the tables' rows, the proxies as a table."""
-    from toolproxy.util.table import format_table
-
-    def when(value: Any) -> str:
-        return value.strftime("%Y-%m-%d %H:%M:%S %Z") if hasattr(value, "strftime") else "-"
-
-    lines = [
-        f"capture   {summary['capture']}",
-        f"sessions  {summary['sessions']:,}",
-        f"first     {when(summary['first'])}",
-        f"last      {when(summary['last'])}",
-        f"pending   {summary['segments_pending']:,} segment file(s) not compacted yet",
-        "",
-        format_table(["table", "rows"], [[t, f"{n:,}"] for t, n in summary["tables"].items()]),
-    ]
-    proxies = summary["proxies"]
-    if proxies:
-        columns = ["proxy_id", "event", "at", "mode", "exchanges", "parse_failures",
-                   "internal_errors", "recorder"]  # fmt: skip
-        rows = [[when(p[c]) if c == "at" else p.get(c) for c in columns] for p in proxies]
-        lines += ["", "proxies (latest event of each):", format_table(columns, rows)]
-    warnings = summary["warnings"]
-    lines += ["", "warnings: none" if not warnings else "warnings:"]
-    lines += [f"  {w}" for w in warnings]
-    return "\n".join(lines)
-
-
 def cmd_sessions(args: argparse.Namespace) -> int:
     """List sessions, newest first, counted over the exchanges the filter options select."""
     from toolproxy import store
@@ -156,7 +127,7 @@ def cmd_sessions(args: argparse.Namespace) -> int:
     where = filter_from_args(args)
     with store.reading(args.capture) as r:
         page = exchanges.sessions(r, where, limit=args.limit)
-    _print_rows(list(SessionRow._fields), [tuple(s) for s in page.items], args.json)
+    print_rows(list(SessionRow._fields), [tuple(s) for s in page.items], args.json)
     return 0
 
 
@@ -179,7 +150,7 @@ def cmd_show(args: argparse.Namespace) -> int:
     if not rows:
         print(f"no session or exchange {args.id!r} in {args.capture}", file=sys.stderr)
         return 1
-    _print_rows(columns, rows, args.json)
+    print_rows(columns, rows, args.json)
     return 0
 
 
@@ -205,7 +176,7 @@ def cmd_sql(args: argparse.Namespace) -> int:
     from toolproxy import store
 
     columns, rows = store.query(args.capture, args.query)
-    _print_rows(columns, rows, args.json)
+    print_rows(columns, rows, args.json)
     return 0
 
 
@@ -260,14 +231,6 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from toolproxy.cli.demoloop import run_demo
 
     return run_demo(args.capture, scripted=args.scripted)
-
-
-def _print_rows(columns: Sequence[str], rows: Sequence[Sequence[object]], as_json: bool) -> None:
-    if as_json:
-        for row in rows:
-            print(json.dumps(dict(zip(columns, row, strict=True)), default=str, ensure_ascii=False))
-    else:
-        print(format_table(columns, rows))
 
 
 def add_command(
