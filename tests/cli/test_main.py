@@ -210,3 +210,37 @@ def test_every_reading_command_refuses_a_missing_capture_in_one_line(argv, tmp_p
     err = capsys.readouterr().err
     assert err.startswith("toolproxy: ") and len(err.strip().splitlines()) == 1, err
     assert str(missing) in err and not missing.exists()  # read commands never create one
+
+
+PRINTING = [
+    ["status"], ["sessions"], ["show", "s-a"], ["sql", "SELECT 1"], ["export", "exchanges"],
+    ["report"], ["replay-diff", "rp"], ["mcp", "drift"], ["mcp", "budget"], ["mcp", "check"],
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("argv", PRINTING, ids=lambda a: " ".join(a[:2]))
+def test_every_printing_command_takes_a_closed_stdout(argv, seeded_capture):
+    shell = subprocess.Popen(
+        [sys.executable, "-m", "toolproxy.cli", *argv, "--capture", str(seeded_capture)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert shell.stdout is not None and shell.stderr is not None
+    shell.stdout.close()  # the reader went away before the first byte
+    err = shell.stderr.read().decode()
+    code = shell.wait()
+    assert code in (0, 1) and "Traceback" not in err and "BrokenPipe" not in err, (code, err)
+
+
+def test_every_command_s_help_takes_a_closed_stdout():
+    names = [n for n in build_parser()._subparsers._group_actions[0].choices]  # type: ignore[union-attr]
+    for name in names:
+        shell = subprocess.Popen(
+            [sys.executable, "-m", "toolproxy.cli", name, "--help"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        assert shell.stdout is not None and shell.stderr is not None
+        shell.stdout.close()
+        err = shell.stderr.read().decode()
+        assert shell.wait() == 0 and "Traceback" not in err and "BrokenPipe" not in err, (name, err)
