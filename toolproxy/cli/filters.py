@@ -137,13 +137,14 @@ def resolve_prefixes(capture: Any, fields: dict[str, Any]) -> dict[str, Any]:
 
 
 def one_id(found: list[str], prefix: str, what: str, shown: int) -> str:
-    """The one id `found` for `prefix`, or why there is not exactly one."""
+    """The one id `found` for `prefix`, or why there is not exactly one (`what`: session,
+    exchange, or "" for either)."""
     if len(found) == 1:
         return found[0]
     if not found:
         raise UserError(f"no {what} id is or starts with {prefix!r}")
     more = " …" if len(found) > shown else ""
+    kind = f"{what} id" if what else "id"
     raise UserError(
-        f"{prefix!r} starts more than one {what} id: {', '.join(found[:shown])}{more}; "
-        "give more of it"
+        f"{prefix!r} starts more than one {kind}: {', '.join(found[:shown])}{more}; give more of it"
     )

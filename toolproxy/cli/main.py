@@ -134,7 +134,7 @@ def cmd_sessions(args: argparse.Namespace) -> int:
 def cmd_show(args: argparse.Namespace) -> int:
     """Show one session's exchanges and tool calls, or one exchange."""
     from toolproxy import store
-    from toolproxy.errors import UserError
+    from toolproxy.cli.filters import one_id
     from toolproxy.store.queries import exchanges
 
     with store.reading(args.capture) as r:  # an id, or a unique prefix of one (like git)
@@ -142,10 +142,9 @@ def cmd_show(args: argparse.Namespace) -> int:
             *exchanges.ids_starting(r, "session_id", args.id),
             *exchanges.ids_starting(r, "exchange_id", args.id),
         ]
-        ident = args.id if args.id in found or len(found) != 1 else found[0]
-        if len(found) > 1 and args.id not in found:
-            shown = ", ".join(found[: exchanges.MATCHES_SHOWN])
-            raise UserError(f"{args.id!r} starts more than one id: {shown}; give more of it")
+        ident = args.id
+        if found and args.id not in found:  # none found: said below, with exit code 1
+            ident = one_id(found, args.id, "", exchanges.MATCHES_SHOWN)
         columns, rows = exchanges.session_or_exchange(r, ident)
     if not rows:
         print(f"no session or exchange {args.id!r} in {args.capture}", file=sys.stderr)
@@ -243,6 +242,17 @@ def add_command(
     p = sub.add_parser(name, help=doc, description=doc)
     p.set_defaults(func=func)
     return p
+
+
+def add_group(
+    sub: argparse._SubParsersAction,  # type: ignore[type-arg]
+    name: str,
+    about: str,
+) -> argparse._SubParsersAction:  # type: ignore[type-arg]
+    """A command with sub-commands of its own (`mcp pull`, `model serve`); its sub-parsers."""
+    group = sub.add_parser(name, help=about, description=about)
+    dest = f"{name}_command"
+    return group.add_subparsers(dest=dest, required=True, metavar=dest.upper())
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -125,14 +125,9 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Add `mcp` and its sub-commands to the top-level parser."""
-    mcp = sub.add_parser(
-        "mcp",
-        help="MCP awareness: pull, drift, budget, check",
-        description="MCP awareness: pull, drift, budget, check",
-    )
-    mcp_sub = mcp.add_subparsers(dest="mcp_command", required=True, metavar="MCP_COMMAND")
+    from toolproxy.cli.main import add_capture_arg, add_command, add_group
 
-    from toolproxy.cli.main import add_capture_arg, add_command
+    mcp_sub = add_group(sub, "mcp", "MCP awareness: pull, drift, budget, check")
 
     def add(name: str, func: Callable[[argparse.Namespace], int]) -> argparse.ArgumentParser:
         p = add_command(mcp_sub, name, func)

@@ -40,14 +40,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Add `model install` and `model serve` to the top-level parser."""
-    from toolproxy.cli.main import add_command
+    from toolproxy.cli.main import add_command, add_group
 
-    model = sub.add_parser(
-        "model",
-        help="the local model: install its weights, serve it",
-        description="SmolLM2-135M-Instruct served by llama.cpp (xllamacpp), tools enabled",
-    )
-    model_sub = model.add_subparsers(dest="model_command", required=True, metavar="MODEL_COMMAND")
+    model_sub = add_group(sub, "model", "the local model: install its weights, serve it")
 
     def add(name: str, func: Callable[[argparse.Namespace], int]) -> argparse.ArgumentParser:
         return add_command(model_sub, name, func)

@@ -141,7 +141,6 @@ class SessionsScreen(StoreScreen):
         by = SESSION_COLUMNS[SESSION_SORTS.index(self.order)]
         if not total and not where:
             self.set_status("no sessions yet: `toolproxy record` records some (shown as they come)")
-            self.call_after_refresh(self.read_ahead)
             return
         self.set_status(
             f"sessions {shown} of {total:,}"
