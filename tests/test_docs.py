@@ -125,5 +125,16 @@ def test_every_toolproxy_example_in_the_docs_parses_and_names_real_files():
                 why = f"{where}: toolproxy {' '.join(argv)}: {err.getvalue()}"
                 assert exc.code == 0, why  # --help exits 0
         for word in argv:  # a file of the repo's (a replay config, a schema) must exist
-            if re.match(r"^(replays|schemas|addons|scripts)/\S+\.\w+$", word):
+            if re.match(r"^(replays|schemas|addons|scripts|examples)/\S+\.\w+$", word):
                 assert (ROOT / word).exists(), f"{where}: {word} does not exist"
+
+
+def test_every_repo_file_a_command_s_help_names_exists():
+    from tests.cli.test_main import every_parser
+
+    for name, parser in every_parser():
+        for word in re.findall(
+            r"\b(?:replays|schemas|examples|expectations)/[\w.-]+\.\w+", parser.format_help()
+        ):
+            if not word.startswith("expectations/"):  # the user's own cases file
+                assert (ROOT / word).exists(), f"{name} --help: {word}"

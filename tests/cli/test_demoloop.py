@@ -96,3 +96,13 @@ def test_the_scripted_model_gets_every_task_right(tmp_path):
 def test_one_line():
     assert one_line("a\n  b\tc", 10) == "a b c"
     assert one_line("abcdefghijk", 5) == "abcd…"
+
+
+def test_the_walkthrough_s_scripted_model_is_the_demo_s():
+    from pathlib import Path
+
+    from toolproxy.cli.demoloop import scripted_model
+    from toolproxy.scripted.script import Script
+
+    shipped = Script.load(Path(__file__).resolve().parents[2] / "examples" / "time-model.yaml")
+    assert shipped.replies["default"] == scripted_model().replies["scripted-strong"]

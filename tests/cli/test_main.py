@@ -108,7 +108,7 @@ def test_status_sessions_show(capsys, capture):
     code, out, _ = run(capsys, "show", "ex-1", "--capture", capture, "--json")
     assert json.loads(out.splitlines()[0])["exchange_id"] == "ex-1"
     code, _, err = run(capsys, "show", "nope", "--capture", capture)
-    assert code == 1 and "no session or exchange 'nope'" in err
+    assert code == 2 and "no session or exchange 'nope'" in err
 
 
 def test_sql_and_export_and_compact(capsys, capture, tmp_path):
@@ -244,3 +244,24 @@ def test_every_command_s_help_takes_a_closed_stdout():
         shell.stdout.close()
         err = shell.stderr.read().decode()
         assert shell.wait() == 0 and "Traceback" not in err and "BrokenPipe" not in err, (name, err)
+
+
+def every_parser():
+    """(name, parser) of every command and sub-command."""
+    import argparse
+
+    todo = [("toolproxy", build_parser())]
+    while todo:
+        name, parser = todo.pop()
+        yield name, parser
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                todo += [(f"{name} {n}", p) for n, p in action.choices.items()]
+
+
+def test_every_command_s_help_is_written_for_its_user():
+    for name, parser in every_parser():
+        about = parser.description or ""
+        assert about and about[0].isupper(), (name, about)  # a sentence, not `toolproxy x`: …
+        for internal in ("docstring", "returns the exit code", "gctools", "Exit 0"):
+            assert internal not in about, (name, about)

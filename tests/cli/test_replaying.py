@@ -254,3 +254,16 @@ def test_ctrl_c_says_how_to_go_on(tmp_path, capture, capsys, monkeypatch):
         "replay r 1 interrupted; the cells already played are kept. To go on: "
         f"toolproxy replay {cfg} --run 'r 1' -c {capture}"
     )
+
+
+def test_progress_is_a_line_per_candidate_without_a_terminal_and_none_when_told(
+    tmp_path, capture, capsys, monkeypatch
+):
+    monkeypatch.setenv("REPLAY_TEST_KEY", KEY)
+    with ScriptedUpstream(Script(cycle=True, replies={"good": [weather(), ANSWER]})) as up:
+        cfg = config(tmp_path, up.url, "good")
+        assert main(["replay", str(cfg), "-c", str(capture), "--run", "p1", "--no-grade"]) == 0
+        assert "replay: good: 2/2 cells" in capsys.readouterr().err
+        argv = ["replay", str(cfg), "-c", str(capture), "--run", "p2", "--no-grade"]
+        assert main([*argv, "--no-progress"]) == 0
+        assert "cells" not in capsys.readouterr().err

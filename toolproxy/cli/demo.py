@@ -19,6 +19,7 @@ import openai
 
 from toolproxy import store
 from toolproxy.capture.proxy import ProxySpec, RunningProxy, free_port
+from toolproxy.errors import UserError
 from toolproxy.scripted import Reply, Script, ScriptedCall, ScriptedUpstream
 from toolproxy.store.queries import exchanges
 from toolproxy.util.table import format_table
@@ -196,10 +197,28 @@ def run_agents(proxy_url: str) -> None:
     anthropic_agent(proxy_url)
 
 
+DEMO_MARK = ".toolproxy-demo"
+
+
+def fresh_capture(capture: Path) -> None:
+    """Make `capture` an empty directory marked as a demo's. Only an earlier demo's capture
+    (or an empty directory) is replaced: a demo never deletes what it did not write."""
+    if capture.exists():
+        if not capture.is_dir():
+            raise UserError(f"{capture} is a file: the demo writes a capture directory there")
+        if any(capture.iterdir()) and not (capture / DEMO_MARK).is_file():
+            raise UserError(
+                f"{capture} exists and is not an earlier demo's capture: the demo starts "
+                "afresh and will not delete it; choose another --capture"
+            )
+        shutil.rmtree(capture)
+    capture.mkdir(parents=True)
+    (capture / DEMO_MARK).write_text("written by `toolproxy demo`: the next demo replaces it\n")
+
+
 def run_demo(capture: Path, out: Callable[[str], None] = print) -> int:
     """Run the demo into a fresh `capture` directory and print a summary."""
-    if capture.exists():
-        shutil.rmtree(capture)
+    fresh_capture(capture)
     with ScriptedUpstream(demo_script()) as upstream:
         spec = ProxySpec(capture=capture, upstream=upstream.url, port=free_port())
         out(f"scripted upstream {upstream.url}  <-  mitmdump + toolproxy {spec.host}:{spec.port}")

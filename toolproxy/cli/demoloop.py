@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import shutil
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -31,6 +30,7 @@ import openai
 
 from toolproxy import store
 from toolproxy.capture.proxy import ProxySpec, RunningProxy, free_port
+from toolproxy.cli.demo import fresh_capture
 from toolproxy.grade.expectations import dump_cases
 from toolproxy.grade.model import Case, ExpectedCall, Matcher
 from toolproxy.grade.runner import grade_run, summarize
@@ -173,15 +173,16 @@ async def run_task(
     return log
 
 
-async def run_agent(proxy_url: str, model: str, spec: ServerSpec) -> dict[str, list[str]]:
-    """Every task, in order, on one MCP session."""
+async def run_agent(base_url: str, model: str, spec: ServerSpec) -> dict[str, list[str]]:
+    """Every task, in order, on one MCP session, against the OpenAI-compatible `base_url`
+    (…/v1; examples/agent.py runs this against any endpoint)."""
     session = mcpclient.Session(spec, MCP_TIMEOUT_S)
     with mcpclient.quiet_sdk_logs():
         failure = await session.start()
         if failure is not None or session.listing is None:
             raise RuntimeError(f"the MCP time server did not start: {failure}")
         tools = openai_tools(session.listing.tools)
-        client = openai.AsyncOpenAI(base_url=f"{proxy_url}/v1", api_key=DEMO_KEY, max_retries=0)
+        client = openai.AsyncOpenAI(base_url=base_url, api_key=DEMO_KEY, max_retries=0)
         try:
             return {t.id: await run_task(client, session, model, tools, t) for t in TASKS}
         finally:
@@ -220,8 +221,7 @@ def demo_cases(capture: Path) -> list[Case]:
 
 def run_demo(capture: Path, scripted: bool = False, out: Callable[[str], None] = print) -> int:
     """The whole loop into a fresh `capture` directory (see the module doc)."""
-    if capture.exists():
-        shutil.rmtree(capture)
+    fresh_capture(capture)
     spec = time_server()
     out("pulling the tool schemas of mcp-server-time …")
     _, _, results = run_pull([spec], capture, capture / "schemas", MCP_TIMEOUT_S)
@@ -235,7 +235,7 @@ def run_demo(capture: Path, scripted: bool = False, out: Callable[[str], None] =
         with RunningProxy(proxy_spec) as proxy:
             out(f"mitmdump + toolproxy at {proxy.url}  ->  {upstream}")
             out(f"running {len(TASKS)} tasks through the proxy (calls run on the MCP server) …")
-            logs = asyncio.run(run_agent(proxy.url, model, spec))
+            logs = asyncio.run(run_agent(f"{proxy.url}/v1", model, spec))
         for task in TASKS:
             out(f"  {task.id}: {task.prompt}")
             for line in logs.get(task.id) or ["(nothing)"]:

@@ -51,7 +51,7 @@ def cmd_label(args: argparse.Namespace) -> int:
 
 
 def cmd_grade(args: argparse.Namespace) -> int:
-    """`toolproxy grade CASES... --run NAME`: grade, store, print a summary (or --json).
+    """Grade recorded (or replayed) calls against expectation cases, store the run, print a summary.
 
     The cyclic garbage collector is paused throughout (`gctools.paused_gc`): a run makes
     hundreds of thousands of objects and no cycles, and on 100,000 calls the collections
@@ -88,7 +88,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    """`toolproxy report`: tables, files, gates; 1 when a gate failed."""
+    """Compare graded runs: metrics, labels, vendor tables, files, gates (exit 1 when one fails)."""
     import json
 
     from toolproxy.grade import gate

@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from toolproxy.capture.proxy import ProxySpec, RunningProxy, check_port
+from toolproxy.cli import options
 from toolproxy.cli.filters import add_filter_args
 from toolproxy.cli.output import print_rows, render_status
 
@@ -26,17 +27,6 @@ def add_capture_arg(p: argparse.ArgumentParser) -> None:
         default=DEFAULT_CAPTURE,
         help=f"capture directory (default: {DEFAULT_CAPTURE})",
     )
-
-
-def flush_seconds(text: str) -> float:
-    """argparse type of --flush-interval: the addon's range, checked before anything starts."""
-    try:
-        value = float(text)
-    except ValueError:
-        value = float("nan")
-    if not 0.01 <= value <= 10:  # also refuses nan
-        raise argparse.ArgumentTypeError(f"must be between 0.01 and 10 seconds, got {text!r}")
-    return value
 
 
 def cmd_record(args: argparse.Namespace) -> int:
@@ -135,6 +125,7 @@ def cmd_show(args: argparse.Namespace) -> int:
     """Show one session's exchanges and tool calls, or one exchange."""
     from toolproxy import store
     from toolproxy.cli.filters import one_id
+    from toolproxy.errors import UserError
     from toolproxy.store.queries import exchanges
 
     with store.reading(args.capture) as r:  # an id, or a unique prefix of one (like git)
@@ -143,12 +134,11 @@ def cmd_show(args: argparse.Namespace) -> int:
             *exchanges.ids_starting(r, "exchange_id", args.id),
         ]
         ident = args.id
-        if found and args.id not in found:  # none found: said below, with exit code 1
+        if found and args.id not in found:  # none found: said below
             ident = one_id(found, args.id, "", exchanges.MATCHES_SHOWN)
         columns, rows = exchanges.session_or_exchange(r, ident)
     if not rows:
-        print(f"no session or exchange {args.id!r} in {args.capture}", file=sys.stderr)
-        return 1
+        raise UserError(f"no session or exchange {args.id!r} in {args.capture}")
     print_rows(columns, rows, args.json)
     return 0
 
@@ -237,8 +227,9 @@ def add_command(
     name: str,
     func: Callable[[argparse.Namespace], int],
 ) -> argparse.ArgumentParser:
-    """A sub-command whose help is the first line of its function's docstring."""
-    doc = (func.__doc__ or "").strip()
+    """A sub-command whose help is the first paragraph of its function's docstring (the rest
+    is for whoever reads the code)."""
+    doc = (func.__doc__ or "").strip().split("\n\n")[0]
     p = sub.add_parser(name, help=doc, description=doc)
     p.set_defaults(func=func)
     return p
@@ -257,7 +248,7 @@ def add_group(
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser, one sub-command per capability."""
-    parser = argparse.ArgumentParser(
+    parser = options.Parser(
         prog="toolproxy",
         description="Measure agent tool calling on your own live traffic.",
     )
@@ -267,13 +258,20 @@ def build_parser() -> argparse.ArgumentParser:
         return add_command(sub, name, func)
 
     p = add("record", cmd_record)
-    p.add_argument("--upstream", "-u", help="reverse-proxy to this base URL (else explicit proxy)")
+    p.add_argument(
+        "--upstream",
+        "-u",
+        type=options.base_url,
+        help="reverse-proxy to this base URL (else explicit proxy)",
+    )
     add_capture_arg(p)
     p.add_argument("--host", default="127.0.0.1", help="listen address (default loopback only)")
-    p.add_argument("--port", "-p", type=int, default=8080, help="listen port (default 8080)")
+    p.add_argument(
+        "--port", "-p", type=options.port, default=8080, help="listen port (default 8080)"
+    )
     p.add_argument(
         "--flush-interval",
-        type=flush_seconds,
+        type=options.flush_seconds,
         default=0.5,
         help="seconds between flushes; a crash loses at most this window (default 0.5)",
     )
@@ -305,7 +303,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = add("sessions", cmd_sessions)
     add_capture_arg(p)
-    p.add_argument("--limit", "-n", type=int, default=50, help="how many (default 50)")
+    p.add_argument("--limit", "-n", type=options.count, default=50, help="how many (default 50)")
     add_filter_args(p, origin="captured")  # a replay's sessions: --origin replayed / any
     p.add_argument("--json", action="store_true", help="print JSON lines")
 
@@ -348,7 +346,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("upstream", cmd_upstream)
     p.add_argument("--script", help="script file (JSON or YAML); default: echo replies")
     p.add_argument("--host", default="127.0.0.1", help="listen address")
-    p.add_argument("--port", "-p", type=int, default=8765, help="listen port (default 8765)")
+    p.add_argument(
+        "--port", "-p", type=options.port, default=8765, help="listen port (default 8765)"
+    )
 
     from toolproxy.cli import grade as cli_grade
     from toolproxy.cli import mcp as cli_mcp
@@ -378,6 +378,14 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def headline(message: str) -> str:
+    """An error as one line, its detail (if any) on indented lines under it, no blank ones."""
+    first, *rest = [line for line in message.splitlines() if line.strip()] or [""]
+    if not all(line[0].isspace() for line in rest):  # indent all of it: carets stay aligned
+        rest = [f"  {line}" for line in rest]
+    return "\n".join([first, *rest])
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `toolproxy` script."""
     args = build_parser().parse_args(argv)
@@ -395,7 +403,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         from toolproxy.errors import UserError
 
         if isinstance(exc, UserError):
-            print(f"toolproxy: {exc}", file=sys.stderr)
+            print(f"toolproxy: {headline(str(exc))}", file=sys.stderr)
+            return 2
+        if isinstance(exc, OSError) and exc.strerror:  # a file the user named: one line
+            why = "not a directory" if isinstance(exc, FileExistsError) else exc.strerror
+            where = f"{exc.filename}: " if exc.filename else ""
+            print(f"toolproxy: {where}{why}", file=sys.stderr)
             return 2
         raise
 

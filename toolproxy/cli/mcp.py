@@ -6,11 +6,13 @@ import argparse
 from collections.abc import Callable
 from pathlib import Path
 
+from toolproxy.cli import options
+
 DEFAULT_SCHEMAS = Path("schemas/mcp")
 
 
 def cmd_pull(args: argparse.Namespace) -> int:
-    """`toolproxy mcp pull`: see the module docstring; returns the exit code."""
+    """Pull the real tool schemas from MCP servers (stdio, streamable HTTP) into the capture."""
     import json
     import os
     import sys
@@ -59,7 +61,7 @@ def cmd_pull(args: argparse.Namespace) -> int:
 
 
 def cmd_drift(args: argparse.Namespace) -> int:
-    """`toolproxy mcp drift`: print the report (tables, or JSON with --json). Exit 0."""
+    """Where the tools the agent offered differ from what the MCP servers really accept."""
     import json
 
     from toolproxy.mcp.drift import load_drift, render_drift
@@ -72,13 +74,22 @@ def cmd_drift(args: argparse.Namespace) -> int:
     return 0
 
 
+def one_session(args: argparse.Namespace) -> str | None:
+    """--session as the recorded id it is, or a unique prefix of (like git's); None: all."""
+    if args.session is None:
+        return None
+    from toolproxy.cli.filters import resolve_prefixes
+
+    return str(resolve_prefixes(args.capture, {"sessions": [args.session]})["sessions"][0])
+
+
 def cmd_budget(args: argparse.Namespace) -> int:
-    """`toolproxy mcp budget`: per request (top N), per tool, and capture totals."""
+    """Tokens spent on tool definitions: per request (top N), per tool, and in total."""
     import json
 
     from toolproxy.mcp.budget import compute_budget, load_requests, render_budget
 
-    report = compute_budget(load_requests(args.capture, args.session))
+    report = compute_budget(load_requests(args.capture, one_session(args)))
     if args.json:
         data = report.model_dump(mode="json")
         data["requests"] = data["requests"][: args.top]
@@ -89,13 +100,13 @@ def cmd_budget(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    """`toolproxy mcp check`: a row per call, then a summary line. Exit 0: it is a report."""
+    """Every recorded call checked against its MCP server's real schema: a row per call."""
     import json
 
     from toolproxy.mcp.check import load_checks, summarize
     from toolproxy.util.table import format_table
 
-    checks = load_checks(args.capture, args.session)
+    checks = load_checks(args.capture, one_session(args))
     summary = summarize(checks)
     shown = [c for c in checks if not c.check.valid] if args.failed else checks
     if args.json:
@@ -127,7 +138,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Add `mcp` and its sub-commands to the top-level parser."""
     from toolproxy.cli.main import add_capture_arg, add_command, add_group
 
-    mcp_sub = add_group(sub, "mcp", "MCP awareness: pull, drift, budget, check")
+    mcp_sub = add_group(
+        sub, "mcp", "The MCP servers' real tools: pull their schemas, then drift, budget, check."
+    )
 
     def add(name: str, func: Callable[[argparse.Namespace], int]) -> argparse.ArgumentParser:
         p = add_command(mcp_sub, name, func)
@@ -189,7 +202,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
 
     p = add("budget", cmd_budget)
     p.add_argument("--session", help="only this session")
-    p.add_argument("--top", type=int, default=20, help="rows of the per-request table")
+    p.add_argument("--top", type=options.count, default=20, help="rows of the per-request table")
 
     p = add("check", cmd_check)
     p.add_argument("--session", help="only this session")

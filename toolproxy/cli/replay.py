@@ -6,6 +6,8 @@ import argparse
 import json
 from pathlib import Path
 
+from toolproxy.cli import options
+
 
 def cmd_replay(args: argparse.Namespace) -> int:
     """Re-send captured sessions or cases to candidate models, resumably, then grade them."""
@@ -76,7 +78,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     from toolproxy.cli.main import add_capture_arg, add_command
 
     p = add_command(sub, "replay", cmd_replay)
-    p.add_argument("config", type=Path, help="candidates file (YAML), e.g. replays/local.yaml")
+    p.add_argument("config", type=Path, help="candidates file (YAML), e.g. replays/smollm2.yaml")
     add_capture_arg(p)
     p.add_argument(
         "--run",
@@ -99,7 +101,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         default="session",
         help="replay whole sessions turn by turn (default) or single exchanges",
     )
-    p.add_argument("--repeats", "-k", type=int, help="repeats per item (overrides the config)")
+    p.add_argument(
+        "--repeats", "-k", type=options.count, help="repeats per item (overrides the config)"
+    )
     p.add_argument(
         "--candidate", action="append", default=[], help="only these candidates of the config"
     )
@@ -133,7 +137,11 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "across workers; --tools live always uses 1",
     )
     p.add_argument("--no-grade", action="store_true", help="do not grade the run afterwards")
-    p.add_argument("--no-progress", action="store_true", help="no progress bars")
+    p.add_argument(
+        "--no-progress",
+        action="store_true",
+        help="no progress at all (without a terminal: a line per candidate every few seconds)",
+    )
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
 
     p = add_command(sub, "replay-diff", cmd_replay_diff)

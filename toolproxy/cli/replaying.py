@@ -115,10 +115,13 @@ def build_live_tools(args: argparse.Namespace, capture: Path) -> McpLiveTools:
 
 
 @contextmanager
-def progress_bars(config: ReplayConfig, todo: dict[str, int], plain: bool) -> Iterator[Progress]:
-    """A `progress(candidate, finished, total)` callback: rich bars on a terminal, else
-    (or with `plain`) a line per candidate every few seconds and when it finishes."""
-    if not plain and sys.stderr.isatty():
+def progress_bars(config: ReplayConfig, todo: dict[str, int], quiet: bool) -> Iterator[Progress]:
+    """A `progress(candidate, finished, total)` callback: rich bars on a terminal, else a
+    line per candidate every few seconds and when it finishes; with `quiet`, nothing."""
+    if quiet:
+        yield lambda name, finished, total: None
+        return
+    if sys.stderr.isatty():
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
 
         bars = Progress(

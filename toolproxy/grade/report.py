@@ -99,7 +99,9 @@ def select_runs(capture: Path, wanted: Sequence[str], baseline: str | None) -> l
     if not known:
         raise UserError(f"no graded runs in {capture}; run `toolproxy grade` first")
     names = list(dict.fromkeys([*wanted, *([baseline] if baseline else [])])) if wanted else known
-    missing = [n for n in names if n not in known]
+    missing = [
+        n for n in dict.fromkeys([*names, *([baseline] if baseline else [])]) if n not in known
+    ]
     if missing:
         raise UserError(f"unknown run(s) {', '.join(missing)}; runs: {', '.join(known)}")
     return names
