@@ -28,6 +28,7 @@ BAD = [
     (["sessions", "-c", "{cap}", "--origin", "both"], "invalid choice: 'both'"),
     (["show", "nosuch", "-c", "{cap}"], "no session or exchange 'nosuch'"),
     (["tui", "{file}"], "is a file, not a directory"),
+    (["tui", "{cap}"], "the TUI needs a terminal"),  # pytest's stdin is not one
     (["sql", "SELEC 1", "-c", "{cap}"], "SELEC"),
     (["compact", "-c", "{file}"], "is a file, not a directory"),
     (["repair", "-c", "{dir}"], "not a toolproxy capture"),

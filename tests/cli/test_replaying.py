@@ -267,3 +267,17 @@ def test_progress_is_a_line_per_candidate_without_a_terminal_and_none_when_told(
         argv = ["replay", str(cfg), "-c", str(capture), "--run", "p2", "--no-grade"]
         assert main([*argv, "--no-progress"]) == 0
         assert "cells" not in capsys.readouterr().err
+
+
+def test_a_candidate_that_is_not_there_is_named_and_the_replay_exits_1(
+    tmp_path, capture, capsys, monkeypatch
+):
+    from toolproxy.capture.proxy import free_port
+
+    monkeypatch.setenv("REPLAY_TEST_KEY", KEY)
+    url = f"http://127.0.0.1:{free_port()}"
+    cfg = config(tmp_path, url, "down")
+    assert main(["replay", str(cfg), "-c", str(capture), "--run", "d", "--no-progress"]) == 1
+    err = capsys.readouterr().err
+    assert "toolproxy replay: down: 2 of 2 cells failed, mostly connection: " in err
+    assert f"is {url}/v1 up?" in err

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from toolproxy.replay.model import Candidate, CellResult, ReplayConfig, TurnRecord
-from toolproxy.replay.summary import CellBrief, brief, candidate_rows, mean
+from toolproxy.replay.summary import CellBrief, brief, candidate_rows, failure_notes, mean
 
 
 def cand(name: str) -> Candidate:
@@ -63,3 +63,20 @@ def test_candidate_rows_count_per_candidate_in_config_order():
 def test_mean_ignores_unknown_values():
     assert mean([None, 1.0, 3.0]) == 2.0
     assert mean([None]) is None and mean([]) is None
+
+
+def test_failure_notes_name_the_commonest_error_and_where_it_was_sent():
+    config = ReplayConfig(candidates=[cand("down"), cand("flaky"), cand("fine")])
+    refused = "connection lost: ConnectionRefusedError: [Errno 111]"
+    briefs = [
+        *[CellBrief(candidate="down", status="failed", error_kind="connection", error=refused)] * 3,
+        CellBrief(candidate="flaky", status="failed", error_kind="server_error", error="HTTP 500"),
+        CellBrief(candidate="flaky", status="failed", error_kind="server_error", error="HTTP 502"),
+        CellBrief(candidate="flaky", status="failed", error_kind="timeout"),
+        CellBrief(candidate="flaky", status="completed"),
+        CellBrief(candidate="fine", status="diverged"),
+    ]
+    assert failure_notes(config, briefs) == [
+        f"down: 3 of 3 cells failed, mostly connection: {refused}; is http://x/v1 up?",
+        "flaky: 3 of 4 cells failed, mostly server_error: HTTP 500",
+    ]

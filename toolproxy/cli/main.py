@@ -157,6 +157,12 @@ def cmd_tui(args: argparse.Namespace) -> int:
     capture = args.capture_arg or args.capture
     with store.reading(capture):  # a missing or broken capture is a clear error, here
         pass
+    if not (sys.stdin.isatty() and sys.__stderr__ is not None and sys.__stderr__.isatty()):
+        # Textual reads keys from stdin and draws on stderr: without a terminal it would wait
+        raise UserError(
+            "the TUI needs a terminal (stdin and stderr); without one, read the capture with "
+            "`toolproxy sessions`, `show` or `sql`"
+        )
     return run(capture, args.session, args.run, args.cases)
 
 

@@ -38,7 +38,14 @@ from toolproxy.replay.grading import RECORDED, grade_replay, grade_run_name, loa
 from toolproxy.replay.model import CellResult, ReplayConfig, ReplayItem
 from toolproxy.replay.shares import count_workers
 from toolproxy.replay.sink import StoreSink, writer_id
-from toolproxy.replay.summary import CellBrief, brief, candidate_rows, mean, pass_rate
+from toolproxy.replay.summary import (
+    CellBrief,
+    brief,
+    candidate_rows,
+    failure_notes,
+    mean,
+    pass_rate,
+)
 from toolproxy.replay.workers import usable_cpus
 from toolproxy.store.queries import mcp as mcp_reads
 from toolproxy.store.queries import replays as replay_reads
@@ -203,19 +210,26 @@ def cmd_replay(args: argparse.Namespace) -> int:
     summary = summarize(capture, run, config, items, grades, briefs)
     baseline = report_baseline(config, run, grades)
     command = report_command(capture, run, config, grades, baseline)
+    notes = failure_notes(config, briefs)
+    # nothing came back from any candidate (a dead endpoint, a wrong URL or key): a script
+    # must not carry on as if there were results
+    code = 1 if briefs and all(b.status == "failed" for b in briefs) else 0
     if args.json:
         print(
             json.dumps(
-                {"run": run, "played": played, "summary": summary, "report": command}, indent=2
+                {"run": run, "played": played, "summary": summary, "report": command,
+                 "failures": notes}, indent=2,
             )
-        )
-        return 0
+        )  # fmt: skip
+        return code
     print(f"\nreplay run {run} in {capture}\n")
     print(render_summary(summary))
+    for note in notes:
+        print(f"toolproxy replay: {note}", file=sys.stderr)
     if command:
         print(f"\nnext: {command}")
     print(f"diffs: toolproxy replay-diff {run} -c {capture} --changed")
-    return 0
+    return code
 
 
 def resume_hint(args: argparse.Namespace, run: str) -> str:

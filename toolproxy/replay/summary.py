@@ -9,6 +9,7 @@ summary never reads back what this run just wrote.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -29,6 +30,8 @@ class CellBrief(BaseModel):
     recovered: bool | None = None
     ttft_ms: list[float] = Field(default_factory=list, description="per turn, where measured")
     tps: list[float] = Field(default_factory=list, description="per turn, where measured")
+    error_kind: str | None = Field(default=None, description="a failed cell's last error")
+    error: str | None = None
 
 
 def brief(cell: CellResult) -> CellBrief:
@@ -40,7 +43,27 @@ def brief(cell: CellResult) -> CellBrief:
         recovered=cell.recovered,
         ttft_ms=[t.ttft_ms for t in cell.turns if t.ttft_ms is not None],
         tps=[t.tps for t in cell.turns if t.tps is not None],
+        error_kind=cell.error_kind,
+        error=cell.error,
     )
+
+
+def failure_notes(config: ReplayConfig, briefs: Iterable[CellBrief]) -> list[str]:
+    """A line per candidate with failed cells: how many, and the most common error (a dead
+    endpoint fails every cell the same way: this says which, and where it was sent)."""
+    notes = []
+    for cand in config.candidates:
+        own = [b for b in briefs if b.candidate == cand.name]
+        failed = [b for b in own if b.status == "failed"]
+        if not failed:
+            continue
+        kinds = Counter(b.error_kind or "unknown" for b in failed)
+        kind, _ = kinds.most_common(1)[0]
+        example = next((b.error for b in failed if (b.error_kind or "unknown") == kind), None)
+        why = f"{kind}: {example}" if example else kind
+        hint = f"; is {cand.base_url} up?" if kind in ("connection", "timeout") else ""
+        notes.append(f"{cand.name}: {len(failed)} of {len(own)} cells failed, mostly {why}{hint}")
+    return notes
 
 
 def candidate_rows(
