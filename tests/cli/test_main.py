@@ -265,3 +265,35 @@ def test_every_command_s_help_is_written_for_its_user():
         assert about and about[0].isupper(), (name, about)  # a sentence, not `toolproxy x`: …
         for internal in ("docstring", "returns the exit code", "gctools", "Exit 0"):
             assert internal not in about, (name, about)
+
+
+WRITING = [
+    ["label", "-o", "{tmp}/cases.yaml"], ["grade", "{tmp}/one.yaml", "--run", "closed"],
+    ["compact"], ["repair"], ["mcp", "pull", "--stdio", f"{sys.executable} -m mcp_server_time"],
+    ["record", "--port", "{port}"], ["upstream", "--port", "{port}"],
+    ["demo", "--scripted", "-c", "{tmp}/demo"],
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("argv", WRITING, ids=lambda a: " ".join(a[:2]))
+def test_every_writing_command_takes_a_closed_stdout(argv, seeded_capture, tmp_path):
+    import shutil
+
+    from toolproxy.capture.proxy import free_port
+
+    capture = tmp_path / "cap"
+    shutil.copytree(seeded_capture, capture)
+    (tmp_path / "one.yaml").write_text("- {id: c1, exchange_id: a-0, expect: no_call}\n")
+    places = {"tmp": str(tmp_path), "port": str(free_port())}
+    shell = subprocess.Popen(
+        [sys.executable, "-m", "toolproxy.cli", *[a.format(**places) for a in argv]]
+        + ["--capture", str(capture)] * (argv[0] not in ("demo", "upstream")),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+    )
+    assert shell.stdout is not None and shell.stderr is not None
+    shell.stdout.close()
+    err = shell.stderr.read().decode()
+    code = shell.wait(timeout=120)
+    assert code in (0, 1) and "Traceback" not in err and "BrokenPipe" not in err, (code, err)
