@@ -106,3 +106,83 @@ def test_the_walkthrough_s_scripted_model_is_the_demo_s():
 
     shipped = Script.load(Path(__file__).resolve().parents[2] / "examples" / "time-model.yaml")
     assert shipped.replies["default"] == scripted_model().replies["scripted-strong"]
+
+
+def descendants(root: int) -> list[int]:
+    """Every process below `root`, from /proc."""
+    from pathlib import Path
+
+    children: dict[int, list[int]] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            ppid = int(stat.read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        children.setdefault(ppid, []).append(int(stat.parent.name))
+    found, todo = [], [root]
+    while todo:
+        for kid in children.get(todo.pop(), []):
+            found.append(kid)
+            todo.append(kid)
+    return found
+
+
+def cmdline(pid: int) -> str:
+    try:
+        return open(f"/proc/{pid}/cmdline").read().replace("\0", " ")
+    except OSError:
+        return ""
+
+
+def running(pid: int) -> bool:
+    from pathlib import Path
+
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+@pytest.mark.parametrize(("stop", "code"), [("ctrl-c", 130), ("kill", 143)], ids=["ctrl-c", "kill"])
+def test_stopping_the_demo_midway_stops_all_it_started(stop, code, tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    toolproxy = os.path.join(os.path.dirname(sys.executable), "toolproxy")
+    demo = subprocess.Popen(
+        [toolproxy, "demo", "-c", str(tmp_path / "cap")],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+    assert demo.stdout is not None
+    seen = []
+    for line in demo.stdout:  # the model, the proxy and the MCP server are all up
+        seen.append(line)
+        if line.startswith("running 6 tasks"):
+            break
+    wanted = ("localmodel.server", "mitmdump", "mcp_server_time")
+    deadline = time.monotonic() + 30  # the agent starts the MCP server right after
+    while True:
+        started = descendants(demo.pid)
+        names = " ".join(cmdline(p) for p in started)
+        if all(w in names for w in wanted) or time.monotonic() > deadline:
+            break
+        time.sleep(0.1)
+    assert all(w in names for w in wanted), names
+    if stop == "ctrl-c":  # a terminal sends it to the whole foreground process group
+        os.killpg(demo.pid, signal.SIGINT)
+    else:
+        demo.send_signal(signal.SIGTERM)
+    rest = demo.stdout.read()
+    assert demo.wait(timeout=60) == code, "".join(seen) + rest
+    assert "Traceback" not in rest, rest
+    deadline = time.monotonic() + 10
+    while [p for p in started if running(p)] and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert [p for p in started if running(p)] == []

@@ -20,13 +20,11 @@ def cmd_install(args: argparse.Namespace) -> int:
 
 def cmd_serve(args: argparse.Namespace) -> int:
     """Serve the local model as an OpenAI-compatible endpoint until Ctrl-C."""
-    import signal
 
     from toolproxy.capture.proxy import check_port
     from toolproxy.localmodel.process import LocalModel
 
     check_port("127.0.0.1", args.port)  # one line, before llama.cpp's own log of it
-    signal.signal(signal.SIGTERM, signal.default_int_handler)  # a kill stops the model too
     with LocalModel(port=args.port, threads=args.threads) as model:
         print(
             f"{model.name} at {model.url} (OpenAI-compatible: base_url={model.url}, "

@@ -8,15 +8,24 @@ import sys
 from pathlib import Path
 
 import httpx
+import pytest
 
 from toolproxy import store
 from toolproxy.capture.proxy import free_port, wait_listening
+from toolproxy.scripted import Script, ScriptedUpstream
 from toolproxy.store.segments import list_segments
 
 TOOLPROXY = str(Path(sys.executable).parent / "toolproxy")
 
 
-def test_record_reverse_proxy_then_ctrl_c_compacts(upstream, tmp_path):
+@pytest.fixture
+def upstream():
+    with ScriptedUpstream(Script(deterministic=True)) as server:
+        yield server
+
+
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "kill"])
+def test_record_reverse_proxy_then_stop_compacts(stop, upstream, tmp_path):
     capture, port = tmp_path / "cap", free_port()
     proc = subprocess.Popen(
         [
@@ -44,8 +53,8 @@ def test_record_reverse_proxy_then_ctrl_c_compacts(upstream, tmp_path):
                     json={"model": "m", "messages": [{"role": "user", "content": str(i)}]},
                 )
     finally:
-        # Ctrl-C reaches the whole foreground process group in a terminal; do the same.
-        proc.send_signal(signal.SIGINT)
+        # Ctrl-C reaches the whole foreground process group in a terminal; `kill` only toolproxy
+        proc.send_signal(stop)
         try:
             out, _ = proc.communicate(timeout=30)
         except subprocess.TimeoutExpired:
