@@ -161,7 +161,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "--stdio",
         action="append",
         default=[],
-        help='ad hoc stdio server, e.g. --stdio "uvx mcp-server-time"; repeatable',
+        help='ad hoc stdio server, e.g. --stdio "mcp-server-git --repository ."; repeatable',
     )
     p.add_argument(
         "--url",
