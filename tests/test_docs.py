@@ -138,3 +138,9 @@ def test_every_repo_file_a_command_s_help_names_exists():
         ):
             if not word.startswith("expectations/"):  # the user's own cases file
                 assert (ROOT / word).exists(), f"{name} --help: {word}"
+
+
+def test_the_docs_speak_of_what_exists_not_of_plans():
+    for name, text in [("README.md", README), *DOCS.items()]:
+        for phrase in ("next issue", "TODO", "TBD", "coming soon", "not yet implemented"):
+            assert phrase.lower() not in text.lower(), f"{name}: {phrase}"
