@@ -144,3 +144,9 @@ def test_the_docs_speak_of_what_exists_not_of_plans():
     for name, text in [("README.md", README), *DOCS.items()]:
         for phrase in ("next issue", "TODO", "TBD", "coming soon", "not yet implemented"):
             assert phrase.lower() not in text.lower(), f"{name}: {phrase}"
+
+
+def test_the_corpus_size_the_docs_give_is_the_corpus_s():
+    from tests.fixtures.corpus import ITEMS
+
+    assert f"`tests/fixtures/corpus/`, {len(ITEMS)} known outputs" in DOCS["grading.md"]

@@ -194,25 +194,29 @@ def test_control_corpus_through_the_proxy_is_graded_as_labeled(
         assert main(argv) == 0
 
     graded = {
-        case_id: (passed, label, not_graded, json.loads(calls))
-        for case_id, passed, label, not_graded, calls in rows(
-            capture, "SELECT case_id, passed, label, not_graded, calls FROM grades"
+        case_id: (passed, label, not_graded, json.loads(calls), leaked)
+        for case_id, passed, label, not_graded, calls, *leaked in rows(
+            capture,
+            "SELECT case_id, passed, label, not_graded, calls, leaked_format, leaked_label "
+            "FROM grades",
         )
     }
     assert set(graded) == {i.id for i in ITEMS}
     wrong = {}
     for item in ITEMS:
-        passed, label, not_graded, calls = graded[item.id]
+        passed, label, not_graded, calls, leaked = graded[item.id]
         expected = (item.label, item.label is None and not item.not_graded, item.not_graded)
         buckets = tuple({a["name"]: a["bucket"] for a in c["args"]} for c in calls)
         source = calls[0]["schema_source"] if item.schema_source else None
-        if (label, passed, not_graded, buckets, source) != (
+        if (label, passed, not_graded, buckets, source, tuple(leaked)) != (
             *expected,
             item.buckets,
             item.schema_source,
+            item.leaked or (None, None),
         ):
             wrong[item.id] = {
                 "label": label,
+                "leaked": leaked,
                 "buckets": buckets,
                 "source": source,
                 "errors": [c["errors"] for c in calls],

@@ -26,6 +26,13 @@ def test_corpus_item_gets_its_label_and_buckets(item: CorpusItem):
     assert buckets == item.buckets
     if item.schema_source is not None:
         assert got.calls[0].schema_source == item.schema_source
+    assert (got.leaked_format, got.leaked_label) == (item.leaked or (None, None))
+
+
+def test_every_leaked_format_the_corpus_shows_is_a_no_call():
+    leaked = [i for i in ITEMS if i.leaked]
+    assert len(leaked) >= 5 and all(i.label == "no_call" for i in leaked)
+    assert {i.leaked[1] for i in leaked if i.leaked} >= {"passed", "wrong_tool"}
 
 
 def test_at_least_five_items_per_label():

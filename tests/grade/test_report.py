@@ -290,3 +290,46 @@ def test_selected_runs_and_latest_grade_per_case(cap: Path) -> None:
     assert not by_id["c9"].observed and by_id["c9"].offered is None and by_id["c1"].observed
     assert by_id["c1"].offered == TOOLS and by_id["c1"].input_tokens == 100
     assert by_id["c1"].grade.session_id == "s1"  # from the exchange when the grade has none
+
+
+def test_calls_lost_in_text_get_their_own_section(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    cap = store.init_capture(tmp_path / "lost")
+    r = Rows()
+    hermes = '<tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</tool_call>'
+    r.exchange("z1", "u1", "Weather in Paris?", text=hermes)
+    r.exchange("z2", "u2", "Weather in Paris?", text='[get_weather(city="Lyon")]')
+    r.exchange("z3", "u3", "Weather in Paris?", text="It is sunny, I think.")
+    r.exchange("z4", "u4", "Weather in Paris?", [("get_weather", '{"city": "Paris"}')])
+    SegmentWriter(cap, "test").write(r.rows)
+    cases = tmp_path / "cases.yaml"
+    paris = "calls: [{tool: get_weather, args: {city: Paris}}]"
+    cases.write_text("".join(f"- {{id: c{n}, exchange_id: z{n}, {paris}}}\n" for n in range(1, 5)))
+    assert main(["grade", str(cases), "-c", str(cap), "--run", "lost"]) == 0
+    capsys.readouterr()
+    assert report(cap, "--json") == 0
+    metrics = json.loads(capsys.readouterr().out)["metrics"]["lost"]
+    assert metrics["label_counts"]["no_call"] == 3
+    assert metrics["leaked_no_calls"] == 2
+    assert metrics["leaked_formats"] == {"hermes": 1, "pythonic": 1}
+    assert metrics["leaked_would_pass"] == 1  # Paris, as expected; Lyon is not
+    assert report(cap) == 0
+    out = capsys.readouterr().out
+    section = out.split("Tool calls lost in text")[1]
+    assert "lost  2              hermes 1, pythonic 1  1" in section, section
+    assert store.query(cap, "SELECT case_id, leaked_format, leaked_label FROM grades ORDER BY 1")[
+        1
+    ] == [
+        ("c1", "hermes", "passed"),
+        ("c2", "pythonic", "hallucinated_param"),
+        ("c3", None, None),
+        ("c4", None, None),
+    ]
+
+
+def test_no_section_for_calls_lost_in_text_when_there_are_none(
+    cap: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert report(cap) == 0
+    assert "lost in text" not in capsys.readouterr().out

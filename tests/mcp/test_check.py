@@ -25,11 +25,14 @@ def test_summary_counts_by_source():
         return CallCheck(exchange_id="e", source=source, check=SchemaCheck(valid=valid))  # type: ignore[arg-type]
 
     checks = [call("mcp_server", False), call("mcp_server", True), call("none", True)]
-    assert summarize(checks) == {
+    lost = call("offered", True).model_copy(update={"leaked": "hermes"})
+    assert summarize([*checks, lost]) == {
         "calls": 3,
         "valid": 2,
         "invalid": 1,
         "by_source": {"mcp_server": 2, "offered": 0, "none": 1},
+        "lost_in_text": 1,
+        "lost_by_format": {"hermes": 1},
     }
     assert checks[0].first_error is None
     bad = CallCheck(exchange_id="e", source="none", check=check_call("{", None))
@@ -41,12 +44,19 @@ def test_summary_counts_by_source():
 T0 = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
 
 
-def seed(capture, sessions: dict[str, list[tuple[str, str]]]) -> None:
-    """One exchange per session offering SENT as get_weather and local_tool, with calls."""
+def seed(
+    capture, sessions: dict[str, list[tuple[str, str]]], texts: dict[str, str] | None = None
+) -> None:
+    """One exchange per session offering SENT as get_weather and local_tool, with calls
+    (and `texts`: the reply's text per session)."""
     rows = CaptureRows()
     for n, (session, calls) in enumerate(sessions.items()):
         ex = chat_exchange(
-            f"ex{n}", session, T0 + timedelta(seconds=n), model_requested=f"model-{n}"
+            f"ex{n}",
+            session,
+            T0 + timedelta(seconds=n),
+            model_requested=f"model-{n}",
+            assistant_text=(texts or {}).get(session),
         )
         tools = [
             ToolOffered(
@@ -102,3 +112,26 @@ def test_check_command_text_and_filters(tmp_path, capsys):
 def test_check_command_on_a_missing_capture_is_a_clear_error(tmp_path, capsys):
     assert main(["mcp", "check", "-c", str(tmp_path / "nope")]) == 2
     assert "not a toolproxy capture" in capsys.readouterr().err
+
+
+def test_calls_lost_in_text_are_checked_in_a_section_of_their_own(tmp_path, capsys):
+    capture = tmp_path / "cap"
+    lost = '<tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</tool_call>'
+    seed(
+        capture,
+        {"s1": [("get_weather", '{"city": "Oslo", "unit": "c"}')], "s2": [], "s3": []},
+        texts={"s1": "calling", "s2": lost, "s3": "[not, a, call]"},
+    )
+    assert main(["mcp", "check", "-c", str(capture)]) == 0
+    out = capsys.readouterr().out
+    recorded, section = out.split("Tool calls lost in text")
+    assert "s2" not in recorded and "s2" in section and "hermes" in section
+    assert "'unit' is a required property" in section  # checked against the real schema
+    assert out.strip().endswith("1 calls lost in text (hermes 1)")
+    assert main(["mcp", "check", "-c", str(capture), "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert [(c["session_id"], c["leaked"]) for c in data["calls"]] == [
+        ("s1", None),
+        ("s2", "hermes"),
+    ]
+    assert data["summary"]["calls"] == 1 and data["summary"]["lost_in_text"] == 1

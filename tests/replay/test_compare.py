@@ -180,3 +180,9 @@ def test_recorded_case_and_observation():
     assert not obs.complete and obs.calls[0].parse_error and obs.calls[0].arguments is None
     assert [t["name"] for t in obs.offered] == ["get_weather", "search_notes"]
     assert arguments_of(ToolCall(arguments={"a": 1}, arguments_raw="x")) == {"a": 1}
+
+
+def test_a_replayed_turn_s_text_goes_to_the_grader_when_it_made_no_call():
+    lost = '<tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</tool_call>'
+    assert observe_turn(turn(0, text=lost), item([]).steps[0]).text == lost
+    assert observe_turn(turn(0, PARIS, text="calling"), item([]).steps[0]).text is None

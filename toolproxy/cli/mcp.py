@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from toolproxy.cli import options
 
@@ -114,23 +115,26 @@ def cmd_check(args: argparse.Namespace) -> int:
         print(json.dumps(out, indent=2, ensure_ascii=False))
         return 0
     columns = ["session", "model", "tool", "schema", "valid", "first_error"]
-    rows = [
-        [
-            c.session_id,
-            c.model,
-            c.name,
-            f"{c.source} {c.server}:{c.tool}" if c.source == "mcp_server" else c.source,
-            "yes" if c.check.valid else "NO",
-            c.first_error,
-        ]
-        for c in shown
-    ]
-    print(format_table(columns, rows, width=80))
+
+    def row(c: Any) -> list[Any]:
+        schema = f"{c.source} {c.server}:{c.tool}" if c.source == "mcp_server" else c.source
+        valid = "yes" if c.check.valid else "NO"
+        return [c.session_id, c.model, c.name, schema, valid, c.first_error]
+
+    print(format_table(columns, [row(c) for c in shown if not c.leaked], width=80))
+    lost = [c for c in shown if c.leaked]
+    if lost:
+        print("\nTool calls lost in text (the reply had no tool call; its text held this one):")
+        lost_rows = [[*row(c)[:3], c.leaked, *row(c)[3:]] for c in lost]
+        print(format_table([*columns[:3], "format", *columns[3:]], lost_rows, width=80))
     by = ", ".join(f"{k} {v}" for k, v in summary["by_source"].items())
     print(
         f"\n{summary['calls']} calls: {summary['valid']} valid, {summary['invalid']} invalid"
         f" (schema: {by})"
     )
+    if summary["lost_in_text"]:
+        formats = ", ".join(f"{k} {v}" for k, v in summary["lost_by_format"].items())
+        print(f"{summary['lost_in_text']} calls lost in text ({formats})")
     return 0
 
 

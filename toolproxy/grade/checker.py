@@ -65,6 +65,7 @@ from toolproxy.grade.schemastage import Flagged, check_schema
 from toolproxy.records import ToolCall
 from toolproxy.schema.validator import CompiledSchema, compile_schema, resolve_schema
 from toolproxy.wire.common import parse_arguments
+from toolproxy.wire.leaked import find_leaked_calls
 
 __all__ = ["Pair", "ToolNames", "grade_case", "make_grader", "offered_tools"]
 
@@ -133,7 +134,8 @@ def grade_case(
         return _finish(base, [_selection(None, c, "spurious_call") for c in observed])
     if not observed:
         missing = [_selection(e, None, "no_call") for e in case.calls]
-        return _finish(base, missing or [_selection(None, None, "no_call")])
+        grade = _finish(base, missing or [_selection(None, None, "no_call")])
+        return _leaked(grade, case, observation, judge, server_tools, compiler)
     tools = offered_tools(observation.offered or case.tools)
     servers = tuple({s for s, _, _ in server_tools}) if server_tools else ()
     names = ToolNames(frozenset(t.name for t in tools), servers)
@@ -152,6 +154,27 @@ def grade_case(
             continue
         grades.append(_grade_call(e, o, tools, server_tools, judge, incomplete, compiler))
     return _finish(base, grades)
+
+
+def _leaked(
+    grade: CaseGrade,
+    case: Case,
+    observation: Observation,
+    judge: Judge | None,
+    server_tools: Sequence[ServerTool],
+    compiler: Compiler,
+) -> CaseGrade:
+    """A no_call whose text holds calls (`wire.leaked`) keeps its label; the format is
+    noted, and the calls graded as if the server had emitted them (`leaked_label`)."""
+    names = {t.name for t in offered_tools(observation.offered or case.tools)}
+    leak = find_leaked_calls(observation.text, names)
+    if leak is None:
+        return grade
+    emitted = observation.model_copy(update={"calls": list(leak.calls), "text": None})
+    would = grade_case(case, emitted, judge, server_tools, compiler=compiler)
+    grade.leaked_format = leak.format
+    grade.leaked_label = "passed" if would.passed else would.label  # None: not graded
+    return grade
 
 
 def _extra(e: ExpectedCall | None, label: Label | None) -> str | None:

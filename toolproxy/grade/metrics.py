@@ -158,6 +158,15 @@ class RunMetrics(BaseModel):
     recovered_chains: int = Field(description="chains whose last call succeeded")
     retries_per_case: float | None = Field(description="retries / observed cases")
     recovery_rate: float | None = Field(description="recovered_chains / retry_chains")
+    leaked_no_calls: int = Field(
+        default=0, description="no_call cases whose text held calls a server's parser lost"
+    )
+    leaked_formats: dict[str, int] = Field(
+        default_factory=dict, description="those cases per format (toolproxy.wire.leaked)"
+    )
+    leaked_would_pass: int = Field(
+        default=0, description="of those, cases whose lost calls would have passed"
+    )
 
     def values(self) -> dict[str, float | None]:
         """The gateable metrics (SPECS) by name."""
@@ -196,6 +205,8 @@ def grade_of(row: GradeRow) -> CaseGrade:
         ],
         expected_tools=[str(t) for t in _loads(row.expected_tools) or []],
         called_tools=[str(t) for t in _loads(row.called_tools) or []],
+        leaked_format=row.leaked_format,
+        leaked_label=row.leaked_label,
     )
 
 
@@ -288,6 +299,7 @@ def compute_run(
             checked += len(c.grade.called_tools)
             missing.update(t for t in c.grade.called_tools if t not in c.offered)
     exchanges = {g.exchange_id for g in seen if g.exchange_id}
+    leaked = [g for g in grades if g.label == "no_call" and g.leaked_format]
     chains = [ch for s in sessions for ch in find_chains(s) if ch.start_exchange in exchanges]
     retries = sum(ch.retries for ch in chains)
     recovered = sum(ch.recovered for ch in chains)
@@ -320,4 +332,7 @@ def compute_run(
         recovered_chains=recovered,
         retries_per_case=ratio(retries, len(seen)),
         recovery_rate=ratio(recovered, len(chains)),
+        leaked_no_calls=len(leaked),
+        leaked_formats=dict(Counter(str(g.leaked_format) for g in leaked).most_common()),
+        leaked_would_pass=sum(g.leaked_label == "passed" for g in leaked),
     )

@@ -89,6 +89,9 @@ class Observation(BaseModel):
     offered: list[dict[str, Any]] = Field(
         default_factory=list, description="tools offered: name + parameters schema"
     )
+    text: str | None = Field(
+        default=None, description="the reply's text (a call lost in it: toolproxy.wire.leaked)"
+    )
 
 
 class _Record:
@@ -184,6 +187,10 @@ class CaseGrade(_Record):
     calls: list[CallGrade] = field(default_factory=list)  # per-call grades
     called_tools: list[str] = field(default_factory=list)  # names the model called, in order
     expected_tools: list[str] = field(default_factory=list)  # the expectation's tools
+    # no_call, but the reply's text holds calls (toolproxy.wire.leaked): their format, and
+    # what they would have earned had the server emitted them ("passed" or a label)
+    leaked_format: str | None = None
+    leaked_label: str | None = None
 
     def model_dump(self, mode: str = "python") -> dict[str, Any]:
         """The fields as a dict, calls as dicts (JSON-ready in any mode)."""
@@ -198,6 +205,8 @@ class CaseGrade(_Record):
             "calls": [c.model_dump() for c in self.calls],
             "called_tools": list(self.called_tools),
             "expected_tools": list(self.expected_tools),
+            "leaked_format": self.leaked_format,
+            "leaked_label": self.leaked_label,
         }
 
     @classmethod
@@ -228,6 +237,12 @@ class GradeRow(BaseModel):
     calls: Any = Field(default=None, description="the CallGrade list as JSON")
     expected_tools: Any = None
     called_tools: Any = None
+    leaked_format: str | None = Field(
+        default=None, description="no_call, but the text held calls in this format"
+    )
+    leaked_label: str | None = Field(
+        default=None, description="what those calls would have earned: passed or a label"
+    )
 
     def as_row(self) -> dict[str, Any]:
         """The row as stored: `model_dump(mode="json")`, 20x cheaper. Every field already

@@ -88,6 +88,7 @@ def _observation(
         complete=exchange.get("parse_status") != "partial",
         calls=calls,
         offered=offered,
+        text=exchange.get("assistant_text") if not calls else None,  # a call lost in it
     )
 
 

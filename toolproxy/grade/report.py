@@ -305,10 +305,28 @@ def build_tables(report: Report) -> list[Table]:
         tables.append(
             Table(title="Calls to tools not offered", columns=["run", "tool", "calls"], rows=ghost)
         )
+    if any(m[r].leaked_no_calls for r in runs):
+        tables.append(lost_in_text(report))
     if report.gates:
         rows = [[g.run, g.name, g.status, g.message] for g in report.gates]
         tables.append(Table(title="Gates", columns=["run", "gate", "result", "why"], rows=rows))
     return tables
+
+
+def lost_in_text(report: Report) -> Table:
+    """no_call cases whose text held calls a server's parser lost: per run and format, and
+    how many of those calls would have passed ("the model chose right, the server lost it")."""
+    rows = []
+    for r in report.runs:
+        m = report.metrics[r]
+        if m.leaked_no_calls:
+            formats = ", ".join(f"{f} {n}" for f, n in m.leaked_formats.items())
+            rows.append([r, m.leaked_no_calls, formats, m.leaked_would_pass])
+    return Table(
+        title="Tool calls lost in text (no_call; the server returned the call as text)",
+        columns=["run", "no_call cases", "formats", "would have passed"],
+        rows=rows,
+    )
 
 
 def render_terminal(tables: Sequence[Table], report: Report) -> str:

@@ -103,6 +103,8 @@ class Grading:
             calls=[c.model_dump(mode="json") for c in grade.calls],
             expected_tools=grade.expected_tools or expected,
             called_tools=grade.called_tools,
+            leaked_format=grade.leaked_format,
+            leaked_label=grade.leaked_label,
         )
 
 

@@ -22,6 +22,7 @@ from toolproxy.schema.validator import (
     check_tool_call,
     resolve_schema,
 )
+from toolproxy.wire.leaked import find_leaked_calls
 
 
 class CallCheck(BaseModel):
@@ -36,6 +37,11 @@ class CallCheck(BaseModel):
     server: str | None = None
     tool: str | None = None
     check: SchemaCheck
+    leaked: str | None = Field(
+        default=None,
+        description="the call was not a tool call but text in this format (wire.leaked): "
+        "the server's tool-call parser lost it",
+    )
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -49,6 +55,8 @@ class CallCheck(BaseModel):
 
 def summarize(checks: Sequence[CallCheck]) -> dict[str, Any]:
     """Counts over checked calls: calls, valid, invalid, and calls per schema source."""
+    lost = [c for c in checks if c.leaked]
+    checks = [c for c in checks if not c.leaked]
     valid = sum(c.check.valid for c in checks)
     sources = Counter(c.source for c in checks)
     return {
@@ -56,6 +64,8 @@ def summarize(checks: Sequence[CallCheck]) -> dict[str, Any]:
         "valid": valid,
         "invalid": len(checks) - valid,
         "by_source": {s: sources.get(s, 0) for s in ("mcp_server", "offered", "none")},
+        "lost_in_text": len(lost),
+        "lost_by_format": dict(Counter(str(c.leaked) for c in lost).most_common()),
     }
 
 
@@ -69,19 +79,27 @@ def _loads(text: Any) -> Any:
     return json.loads(text) if isinstance(text, str) else text
 
 
-def load_checks(capture: Any, session: str | None = None) -> list[CallCheck]:
-    """Check every recorded tool call of a capture (or of one session)."""
-    from toolproxy import store
-    from toolproxy.store.queries.mcp import calls_with_model, server_tools
-
-    with store.reading(capture) as r:
-        calls, tools = calls_with_model(r, session)
-        servers = server_tools(r)
-    parsed: dict[str, Any] = {}  # one object per distinct schema, so compiled once
+def _offered_of(tools: Sequence[Any], parsed: dict[str, Any]) -> dict[str, list[_Offered]]:
+    """Exchange id -> its offered tools (one object per distinct schema, compiled once)."""
     offered: dict[str, list[_Offered]] = {}
     for t in tools:
         schema = parsed.setdefault(t.schema_hash or "", _loads(t.parameters))
         offered.setdefault(t.exchange_id, []).append(_Offered(t.name, schema))
+    return offered
+
+
+def load_checks(capture: Any, session: str | None = None) -> list[CallCheck]:
+    """Check every recorded tool call of a capture (or of one session), then every call a
+    server lost in a reply's text (`leaked` says its format)."""
+    from toolproxy import store
+    from toolproxy.store.queries.mcp import calls_with_model, server_tools, texts_without_calls
+
+    with store.reading(capture) as r:
+        calls, tools = calls_with_model(r, session)
+        servers = server_tools(r)
+        texts, text_tools = texts_without_calls(r, session)
+    parsed: dict[str, Any] = {}
+    offered = _offered_of(tools, parsed)
     checks = []
     for c, model in calls:
         resolved = resolve_schema(c.name, offered.get(c.exchange_id, []), servers)
@@ -105,4 +123,24 @@ def load_checks(capture: Any, session: str | None = None) -> list[CallCheck]:
                 check=check_tool_call(call, resolved.schema),
             )
         )
+    lost_offered = _offered_of(text_tools, parsed)
+    for exchange_id, session_id, model, text in texts:
+        tools_here = lost_offered.get(exchange_id, [])
+        leak = find_leaked_calls(text, {t.name for t in tools_here})
+        for call in leak.calls if leak else ():
+            resolved = resolve_schema(call.name, tools_here, servers)
+            checks.append(
+                CallCheck(
+                    exchange_id=exchange_id,
+                    session_id=session_id,
+                    index=call.index,
+                    model=model,
+                    name=call.name,
+                    source=resolved.source,
+                    server=resolved.server,
+                    tool=resolved.tool,
+                    check=check_tool_call(call, resolved.schema),
+                    leaked=leak.format if leak else None,
+                )
+            )
     return checks

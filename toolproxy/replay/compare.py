@@ -71,6 +71,7 @@ def observe_turn(turn: TurnRecord, step: Step) -> Observation:
         finish_reason=turn.finish_reason,
         complete=turn.error_kind is None,
         calls=calls,
+        text=turn.text if not calls else None,  # a call the candidate's server lost in it
         offered=[
             {"name": t["name"], "parameters": t.get("parameters")}
             for t in (_function(tool) for tool in step.tools)

@@ -92,6 +92,8 @@ TABLES: dict[str, dict[str, str]] = {
         "calls": "JSON",
         "expected_tools": "JSON",
         "called_tools": "JSON",
+        "leaked_format": "VARCHAR",
+        "leaked_label": "VARCHAR",
     },
     "judge_cache": {
         "key": "VARCHAR",

@@ -84,6 +84,44 @@ def calls_with_model(
     return [(CallRow(*row[:8]), row[8]) for row in rows], offered
 
 
+# what a reply whose tool call a server lost in the text starts with or holds
+# (toolproxy.wire.leaked); the rest is left to the parser
+_LOST_TEXT = (
+    "(contains(assistant_text, '<tool_call>') OR contains(assistant_text, '<|python_tag|>') "
+    "OR contains(assistant_text, '[TOOL_CALLS]') OR contains(assistant_text, '<function=') "
+    "OR regexp_matches(assistant_text, '^\\s*(\\[|\\{|```)'))"
+)
+
+
+def texts_without_calls(
+    r: Reader, session: str | None
+) -> tuple[list[tuple[str, str | None, str | None, str]], list[OfferedRow]]:
+    """Replies (or one session's) that were offered tools, made no tool call, and whose text
+    may hold one: (exchange_id, session_id, model, assistant_text) in time order; and the
+    tools offered in those exchanges."""
+    params = [session] if session else []
+    where = (
+        "WHERE e.assistant_text IS NOT NULL AND "
+        + _LOST_TEXT.replace("assistant_text", "e.assistant_text")
+        + " AND NOT EXISTS (SELECT 1 FROM tool_calls c WHERE c.exchange_id = e.exchange_id)"
+        + " AND EXISTS (SELECT 1 FROM tools_offered t WHERE t.exchange_id = e.exchange_id)"
+        + (" AND e.session_id = ?" if session else "")
+    )
+    rows = r.rows(
+        "SELECT e.exchange_id, e.session_id, coalesce(e.model_returned, e.model_requested), "
+        f"e.assistant_text FROM exchanges e {where} ORDER BY e.started_at, e.exchange_id",
+        params,
+    )
+    offered = r.typed(
+        OfferedRow,
+        "SELECT exchange_id, position, name, kind, description, parameters, schema_hash "
+        f"FROM tools_offered WHERE exchange_id IN (SELECT e.exchange_id FROM exchanges e {where}) "
+        "ORDER BY exchange_id, position",
+        params,
+    )
+    return rows, offered
+
+
 def model_requests(
     r: Reader, session: str | None
 ) -> tuple[list[tuple[Any, ...]], list[OfferedRow]]:
