@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import json
+import keyword
+
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from toolproxy.wire.leaked import FORMATS, find_leaked_calls
 
@@ -111,3 +116,31 @@ def test_text_that_is_no_call_is_left_alone(text):
 def test_nothing_is_looked_for_when_no_tool_was_offered():
     text = '<tool_call>{"name": "get_weather", "arguments": {}}</tool_call>'
     assert find_leaked_calls(text, set()) is None and find_leaked_calls(None, OFFERED) is None
+
+
+# --- properties -------------------------------------------------------------------------
+NAMES = st.sampled_from(sorted(OFFERED))
+SCALARS = st.one_of(st.text(max_size=20), st.integers(-(2**63), 2**63), st.booleans(), st.none())
+KEYS = st.from_regex(r"[a-z_]{1,8}", fullmatch=True).filter(lambda k: not keyword.iskeyword(k))
+ARGS = st.dictionaries(KEYS, SCALARS, max_size=4)
+RENDER = {
+    "hermes": lambda n, a: f"<tool_call>{json.dumps({'name': n, 'arguments': a})}</tool_call>",
+    "llama3_json": lambda n, a: "<|python_tag|>" + json.dumps({"name": n, "parameters": a}),
+    "mistral": lambda n, a: "[TOOL_CALLS]" + json.dumps([{"name": n, "arguments": a}]),
+    "function_tag": lambda n, a: f"<function={n}>{json.dumps(a)}</function>",
+    "pythonic": lambda n, a: f"[{n}({', '.join(f'{k}={v!r}' for k, v in a.items())})]",
+    "bare_json": lambda n, a: json.dumps({"name": n, "arguments": a}),
+}
+
+
+@given(st.sampled_from(FORMATS), NAMES, ARGS)
+def test_a_call_written_in_any_format_is_read_back(fmt, name, args):
+    leak = find_leaked_calls(RENDER[fmt](name, args), OFFERED)
+    assert leak is not None and leak.format == fmt
+    assert [(c.name, c.arguments) for c in leak.calls] == [(name, args)]
+
+
+@given(st.text(max_size=300))
+def test_any_text_is_read_without_raising(text):
+    leak = find_leaked_calls(text, OFFERED)
+    assert leak is None or (leak.format in FORMATS and leak.calls)
