@@ -137,6 +137,7 @@ cases = st.builds(
     expect=st.sampled_from(["call", "no_call"]),
     calls=st.lists(expected_calls, max_size=3),
     order=st.sampled_from(["ordered", "unordered"]),
+    extra_calls=st.sampled_from(["allow", "forbid"]) | st.integers(0, 3),
     tools=st.none()
     | st.lists(
         st.fixed_dictionaries({"name": st.sampled_from(NAMES), "parameters": schemas}), max_size=2
@@ -173,6 +174,18 @@ observations = st.builds(
     offered=st.lists(
         st.fixed_dictionaries({"name": st.sampled_from(NAMES), "parameters": schemas}), max_size=3
     ),
+    # a reply's text: a call lost in it in some format, or plain text, or junk
+    text=st.none()
+    | st.sampled_from(
+        [
+            '<tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</tool_call>',
+            '<tool_call>{"name": "get_weather", "arguments": {"ci',
+            '[TOOL_CALLS]get_weather[ARGS]{"city": 1}',
+            "[get_weather(city=None)]",
+            "It is sunny.",
+        ]
+    )
+    | st.text(max_size=40),
 )
 
 
@@ -203,6 +216,14 @@ def test_the_grader_never_raises_and_gives_exactly_one_label(case, observation, 
         assert grade.label == "spurious_call"
     if case.expect == "call" and not observation.calls:
         assert grade.label == "no_call"
+    if grade.leaked_format is not None:  # calls lost in text never change the label
+        assert grade.label == "no_call" and not observation.calls
+        assert grade.leaked_label is None or grade.leaked_label in ("passed", *PRECEDENCE)
+    else:
+        assert grade.leaked_label is None
+    extras = [c for c in grade.calls if c.expected_tool is None and case.expect == "call"]
+    if case.extra_calls == "allow" or grade.label in ("no_call", "wrong_tool"):
+        assert all(c.label != "spurious_call" for c in extras)
     for call in grade.calls:
         assert (call.label is None) == (call.stage_failed is None)
         assert call.schema_source in (None, "mcp_server", "offered", "none")

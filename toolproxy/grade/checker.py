@@ -146,11 +146,13 @@ def grade_case(
         )
     incomplete = not observation.complete or observation.finish_reason in INCOMPLETE_FINISH
     grades = []
+    allowed = _extras_allowed(case)
     for e, o, _ in pairs:
         if o is None:
             continue
         if e is None and case.calls:
-            grades.append(_selection(None, o, None, EXTRA))
+            allowed -= 1
+            grades.append(_extra_call(o, case) if allowed < 0 else _selection(None, o, None, EXTRA))
             continue
         grades.append(_grade_call(e, o, tools, server_tools, judge, incomplete, compiler))
     return _finish(base, grades)
@@ -175,6 +177,20 @@ def _leaked(
     grade.leaked_format = leak.format
     grade.leaked_label = "passed" if would.passed else would.label  # None: not graded
     return grade
+
+
+def _extras_allowed(case: Case) -> float:
+    """How many extra calls to expected tools the case allows (`extra_calls`)."""
+    if case.extra_calls == "allow":
+        return float("inf")
+    return 0 if case.extra_calls == "forbid" else case.extra_calls
+
+
+def _extra_call(o: ToolCall, case: Case) -> CallGrade:
+    """An extra call to an expected tool beyond what the case allows: a spurious_call."""
+    limit = "none" if case.extra_calls == "forbid" else f"at most {case.extra_calls}"
+    why = f"an extra call to {o.name!r}: the case allows {limit} (extra_calls)"
+    return _selection(None, o, "spurious_call", why)
 
 
 def _extra(e: ExpectedCall | None, label: Label | None) -> str | None:

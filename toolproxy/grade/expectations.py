@@ -18,6 +18,9 @@ A case says what should have happened for one model turn::
       # wire_format: openai_chat     #   openai_chat | openai_responses | anthropic_messages
       expect: call                   # call (default) | no_call (the model should answer in text)
       order: ordered                 # ordered (default) | unordered (parallel calls, any order)
+      extra_calls: allow             # allow (default) | forbid | N: more calls to expected
+                                     #   tools than expected (a second write): forbid makes
+                                     #   each a spurious_call, N allows that many
       calls:                         # required for expect: call, forbidden for no_call
         - tool: get_weather
           allow_extra_args: true     # default: arguments not named below are not graded
@@ -214,6 +217,8 @@ def _schema_problems(definition: str, instance: Any) -> list[Problem]:
                     f"{', '.join(error.validator_value)}",
                 )
             )
+        elif path and path[-1] == "extra_calls":
+            problems.append((path, f"{error.instance!r}: extra_calls is allow, forbid or N ≥ 0"))
         else:
             problems.append((path, error.message))
     return list(dict.fromkeys(problems))  # `required` reports per key; ours lists them all
@@ -377,6 +382,8 @@ def case_to_dict(case: Case) -> dict[str, Any]:
     out["expect"] = case.expect
     if len(case.calls) > 1 or case.order != "ordered":
         out["order"] = case.order
+    if case.extra_calls != "allow":
+        out["extra_calls"] = case.extra_calls
     if case.calls:
         out["calls"] = [
             {"tool": c.tool, "args": {k: dump_matcher(m) for k, m in c.args.items()}}

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Any, Literal, Self
+from typing import Annotated, Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -73,6 +73,11 @@ class Case(BaseModel):
     expect: Literal["call", "no_call"] = "call"
     calls: list[ExpectedCall] = Field(default_factory=list)
     order: Literal["ordered", "unordered"] = "ordered"
+    extra_calls: Literal["allow", "forbid"] | Annotated[int, Field(ge=0)] = Field(
+        default="allow",
+        description="calls beyond the expected ones to expected tools: allow (over-tooling "
+        "only), forbid (each one a spurious_call), or at most this many",
+    )
     tags: list[str] = Field(default_factory=list)
     notes: str | None = None
 
