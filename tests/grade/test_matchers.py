@@ -151,6 +151,33 @@ def test_text_ignores_case_and_whitespace():
     assert normalize_text("  STRASSE\n ß ") == "strasse ss"
 
 
+def test_text_takes_alternatives_and_says_what_it_ignores():
+    dc = m("text", values=["Washington, DC", "District of Columbia"])
+    assert match(dc, "washington,  dc")[0] is True
+    assert match(dc, "district of columbia")[0] is True
+    ok, why = match(dc, "Washington, D.C.")  # punctuation counts unless ignored
+    assert ok is False
+    assert why == (
+        "'Washington, D.C.' is not 'Washington, DC' or 'District of Columbia' "
+        "(ignoring case, whitespace)"
+    )
+    loose = m("text", values=["Washington, DC"], ignore=["case", "whitespace", "punctuation"])
+    assert match(loose, "Washington, D.C.")[0] is True
+    assert match(loose, "washington dc!")[0] is True
+    assert match(loose, "Washington State")[0] is False
+    strict = m("text", value="Paris", ignore=[])
+    assert match(strict, "Paris")[0] is True and match(strict, "paris")[0] is False
+    assert match(m("text", value="a b", ignore=["case"]), "A  B")[0] is False
+    assert normalize_text("Don't stop, now!", ("punctuation",)) == "Dont stop now"
+
+
+@given(st.lists(st.text(max_size=12), min_size=1, max_size=4), st.text(max_size=12))
+def test_text_with_values_is_any_of_its_single_values(values, got):
+    ignore = ["case", "punctuation"]
+    either = match(m("text", values=values, ignore=ignore), got)[0]
+    assert either is any(match(m("text", value=v, ignore=ignore), got)[0] for v in values)
+
+
 def test_judge_calls_the_judge_and_keeps_its_reason():
     seen = []
 

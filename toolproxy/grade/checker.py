@@ -336,7 +336,8 @@ def _misescaped(m: Matcher, value: Any) -> bool:
     """Is `value` an expected string whose escaping went wrong (under or over-escaped)?"""
     if not isinstance(value, str):
         return False
-    wanted = [m.value] if m.kind in ("exact", "text") else (m.values or [])
+    one = m.kind == "exact" or (m.kind == "text" and m.values is None)
+    wanted = [m.value] if one else (m.values or [])
     for want in (w for w in wanted if isinstance(w, str) and w != value):
         if "\\" not in want and "\\" not in value and '"' not in want:
             continue

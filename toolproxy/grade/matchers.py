@@ -13,7 +13,9 @@ Values are JSON values as parsed; nothing here raises on any value or matcher.
     datetime   ISO-8601 timestamps that are the same instant (`Z` = `+00:00`); both sides
                must carry a timezone or neither does
     unordered  a list equal to `value` as a multiset (elements compared deeply; dicts ok)
-    text       strings equal after casefold, whitespace runs collapsed, ends stripped
+    text       strings equal to `value` (or one of `values`) after what `ignore` names is
+               ignored: case (casefold), whitespace (runs collapsed, ends stripped),
+               punctuation (Unicode P* characters dropped); default: case and whitespace
     judge      `judge(criterion, value) -> (verdict, reason)` decides; no judge: None
 """
 
@@ -22,7 +24,8 @@ from __future__ import annotations
 import math
 import re
 import reprlib
-from collections.abc import Callable
+import unicodedata
+from collections.abc import Callable, Sequence
 from datetime import date, datetime
 from functools import lru_cache
 from typing import Any
@@ -90,9 +93,20 @@ def deep_equal(a: Any, b: Any) -> bool:
     return True
 
 
-def normalize_text(value: str) -> str:
-    """Casefolded, with runs of whitespace collapsed to one space and the ends stripped."""
-    return " ".join(value.casefold().split())
+DEFAULT_IGNORE = ("case", "whitespace")
+
+
+def normalize_text(value: str, ignore: Sequence[str] = DEFAULT_IGNORE) -> str:
+    """`value` with what `ignore` names taken out: case (casefolded), punctuation (Unicode
+    category P* dropped: "D.C." is "DC"), whitespace (runs collapsed to one space, the ends
+    stripped)."""
+    if "case" in ignore:
+        value = value.casefold()
+    if "punctuation" in ignore:
+        value = "".join(ch for ch in value if not unicodedata.category(ch).startswith("P"))
+    if "whitespace" in ignore:
+        value = " ".join(value.split())
+    return value
 
 
 def parse_instant(value: Any) -> datetime | None:
@@ -196,10 +210,15 @@ def _unordered(m: Matcher, value: Any) -> MatchResult:
 
 
 def _text(m: Matcher, value: Any) -> MatchResult:
-    if not isinstance(value, str) or not isinstance(m.value, str):
-        return False, f"expected text like {show(m.value)}, got {show(value)}"
-    ok = normalize_text(value) == normalize_text(m.value)
-    return ok, None if ok else f"{show(value)} is not {show(m.value)} (ignoring case/space)"
+    wanted = [w for w in (m.values if m.values is not None else [m.value]) if isinstance(w, str)]
+    ignore = DEFAULT_IGNORE if m.ignore is None else m.ignore
+    alternatives = " or ".join(show(w) for w in wanted) or show(m.value)
+    ignoring = f" (ignoring {', '.join(ignore)})" if ignore else ""
+    if not isinstance(value, str) or not wanted:
+        return False, f"expected text like {alternatives}, got {show(value)}"
+    got = normalize_text(value, ignore)
+    ok = any(got == normalize_text(w, ignore) for w in wanted)
+    return ok, None if ok else f"{show(value)} is not {alternatives}{ignoring}"
 
 
 def _judge(m: Matcher, value: Any, judge: Judge | None) -> MatchResult:

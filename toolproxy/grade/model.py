@@ -44,6 +44,9 @@ class Matcher(BaseModel):
     tolerance: float | None = None
     pattern: str | None = None
     criterion: str | None = Field(default=None, description="judge: what the value must mean")
+    ignore: list[Literal["case", "whitespace", "punctuation"]] | None = Field(
+        default=None, description="text: what the comparison ignores (None: case, whitespace)"
+    )
     optional: bool = False
 
 
