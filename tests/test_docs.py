@@ -150,3 +150,19 @@ def test_the_corpus_size_the_docs_give_is_the_corpus_s():
     from tests.fixtures.corpus import ITEMS
 
     assert f"`tests/fixtures/corpus/`, {len(ITEMS)} known outputs" in DOCS["grading.md"]
+
+
+def test_the_nested_matcher_example_loads_and_means_what_it_says():
+    from toolproxy.grade.expectations import parse_matcher
+    from toolproxy.grade.matchers import match
+
+    block = re.search(
+        r"\*\*Matchers inside objects and lists\.\*\*.*?```yaml\n(.*?)```", DOCS["grading.md"], re.S
+    )
+    assert block
+    args = yaml.safe_load(block.group(1))["args"]
+    stops, budget = parse_matcher(args["stops"]), parse_matcher(args["budget"])
+    assert match(stops, [{"city": "LYON"}, {"city": "Paris", "nights": 2}]) == (True, None)
+    assert match(stops, [{"city": "Pari"}, {"city": "Lyon"}])[0] is False
+    assert match(budget, {"amount": 530, "currency": "EUR"}) == (True, None)
+    assert match(budget, {"amount": 530, "currency": "EUR", "tip": 5})[0] is False

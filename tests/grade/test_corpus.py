@@ -59,6 +59,8 @@ def test_passing_items_cover_every_matcher_kind():
         "unordered",
         "text",
         "judge",
+        "object",
+        "list",
     }
 
 

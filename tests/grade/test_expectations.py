@@ -217,6 +217,30 @@ def test_jsonl_duplicate_keys_are_errors(tmp_path):
             Matcher(kind="text", values=["Washington, DC", "DC"], ignore=["punctuation"]),
         ),
         ({"match": "text", "value": "x", "ignore": []}, Matcher(kind="text", value="x", ignore=[])),
+        (
+            {"match": "object", "fields": {"city": "Paris", "n": {"match": "range", "min": 1}}},
+            Matcher(
+                kind="object",
+                fields={"city": Matcher(value="Paris"), "n": Matcher(kind="range", min=1)},
+            ),
+        ),
+        (
+            {
+                "match": "list",
+                "order": "unordered",
+                "allow_extra": True,
+                "items": [{"match": "object", "fields": {"a": {"optional": True}}}, 3],
+            },
+            Matcher(
+                kind="list",
+                order="unordered",
+                allow_extra=True,
+                items=[
+                    Matcher(kind="object", fields={"a": Matcher(kind="any", optional=True)}),
+                    Matcher(value=3),
+                ],
+            ),
+        ),
     ],
 )
 def test_parse_matcher(value, matcher):
@@ -232,9 +256,13 @@ def test_parse_matcher(value, matcher):
         ({"match": "text", "values": ["a"], "ignore": ["accents"]}, "'accents' is not one of"),
         ({"match": "text", "values": [1]}, "1 is not of type 'string'"),
         ({"match": "text", "value": "a", "pattern": "b"}, "does not apply to match: text"),
+        ({"match": "object", "fields": {"x": {"match": "regex", "pattern": "("}}}, "compile"),
+        ({"match": "list", "items": [{"match": "range"}]}, "range needs min, max or both"),
+        ({"match": "list", "items": "abc"}, "'abc' is not of type 'array'"),
+        ({"match": "object", "fields": {"x": {"match": "nope"}}}, "unknown match kind 'nope'"),
     ],
 )
-def test_a_text_matcher_takes_value_or_values_and_known_ignores(value, says):
+def test_a_bad_text_object_or_list_matcher_is_named(value, says):
     with pytest.raises(ExpectationError) as info:
         parse_matcher(value)
     assert any(says in i.message for i in info.value.issues), info.value.issues

@@ -178,6 +178,68 @@ def test_text_with_values_is_any_of_its_single_values(values, got):
     assert either is any(match(m("text", value=v, ignore=ignore), got)[0] for v in values)
 
 
+def test_object_matches_each_named_field_with_its_own_matcher():
+    stop = m(
+        "object",
+        fields={"city": m("text", value="paris"), "nights": m("range", min=1, max=3)},
+    )
+    assert match(stop, {"city": "Paris", "nights": 2, "note": "x"}) == (True, None)
+    assert match(stop, {"city": "Paris", "nights": 9}) == (False, "nights: 9 > max 3.0")
+    assert match(stop, {"city": "Paris"}) == (False, "nights: missing")
+    closed = stop.model_copy(update={"allow_extra": False})
+    assert match(closed, {"city": "Paris", "nights": 2, "note": "x"}) == (
+        False,
+        "note: not expected (allow_extra: false)",
+    )
+    optional = m("object", fields={"nights": m("range", min=1, optional=True)})
+    assert match(optional, {})[0] is True
+    assert match(stop, ["Paris"]) == (False, "expected an object, got ['Paris']")
+
+
+def test_list_matches_items_in_order_or_in_any_order():
+    items = [m("text", value="paris"), m("regex", pattern="L.*")]
+    ordered = m("list", items=items)
+    assert match(ordered, ["PARIS", "Lyon"])[0] is True
+    assert match(ordered, ["Lyon", "PARIS"])[1].startswith("[0]: ")
+    assert match(ordered, ["PARIS"]) == (False, "expected 2 elements, got 1: ['PARIS']")
+    assert match(ordered, ["PARIS", "Lyon", "Nice"])[0] is False
+    assert match(ordered.model_copy(update={"allow_extra": True}), ["PARIS", "Lyon", "Nice"])[0]
+    anyhow = m("list", items=items, order="unordered")
+    assert match(anyhow, ["Lyon", "PARIS"])[0] is True
+    # a greedy pairing would give "Lille" to the first item and fail; a matching exists
+    greedy = m(
+        "list", items=[m("regex", pattern="L.*"), m("exact", value="Lille")], order="unordered"
+    )
+    assert match(greedy, ["Lille", "Lyon"])[0] is True
+    assert match(greedy, ["Lille", "Paris"])[0] is False
+
+
+def test_matchers_nest_at_any_depth_and_say_where_they_failed():
+    trip = m(
+        "object",
+        fields={
+            "stops": m(
+                "list",
+                items=[m("object", fields={"city": m("exact", value="Paris")})],
+                allow_extra=True,
+            )
+        },
+    )
+    assert match(trip, {"stops": [{"city": "Paris"}, {"city": "Rome"}]})[0] is True
+    ok, why = match(trip, {"stops": [{"city": "Pari"}]})
+    assert ok is False and why == "stops: [0]: city: expected 'Paris', got 'Pari'"
+    judged = m("object", fields={"note": m("judge", criterion="polite")})
+    assert match(judged, {"note": "thanks"})[0] is None  # no judge: not graded, said where
+    assert match(judged, {"note": "thanks"}, lambda c, v: (True, "ok"))[0] is True
+
+
+@given(st.lists(st.integers(0, 3), max_size=5), st.permutations([0, 1, 2, 3]))
+def test_an_unordered_list_of_exact_items_is_the_unordered_matcher(items, order):
+    shuffled = [items[i] for i in order if i < len(items)]
+    listed = m("list", items=[m("exact", value=v) for v in items], order="unordered")
+    assert match(listed, shuffled)[0] is match(m("unordered", value=items), shuffled)[0]
+
+
 def test_judge_calls_the_judge_and_keeps_its_reason():
     seen = []
 

@@ -123,7 +123,30 @@ matchers = st.builds(
     tolerance=st.none() | st.floats(min_value=0, max_value=100),
     pattern=st.none() | st.sampled_from(["[a-z]+", "(", "\\d{2}", ".*"]),
     criterion=st.none() | st.text(max_size=10),
+    ignore=st.none()
+    | st.lists(st.sampled_from(["case", "whitespace", "punctuation"]), unique=True),
     optional=st.booleans(),
+)
+# matchers nest: an object's fields and a list's items are matchers, at any depth
+matchers = st.recursive(
+    matchers,
+    lambda inner: (
+        st.builds(
+            Matcher,
+            kind=st.just("object"),
+            fields=st.dictionaries(KEYS, inner, max_size=3),
+            allow_extra=st.none() | st.booleans(),
+            optional=st.booleans(),
+        )
+        | st.builds(
+            Matcher,
+            kind=st.just("list"),
+            items=st.lists(inner, max_size=3),
+            order=st.none() | st.sampled_from(["ordered", "unordered"]),
+            allow_extra=st.none() | st.booleans(),
+        )
+    ),
+    max_leaves=6,
 )
 expected_calls = st.builds(
     ExpectedCall,

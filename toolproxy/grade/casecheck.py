@@ -32,10 +32,8 @@ def _schema() -> dict[str, Any]:
 @cache
 def _definition(definition: str) -> dict[str, Any]:
     root = _schema()
-    try:
-        return _inlined(root["$defs"][definition], root["$defs"], ())
-    except RecursionError:  # a definition that refers to itself: resolve refs as they come
-        return {"$defs": root["$defs"], "$ref": f"#/$defs/{definition}"}
+    # matchers nest (object fields, list items): those references stay references
+    return {"$defs": root["$defs"], **_inlined(root["$defs"][definition], root["$defs"], ())}
 
 
 @cache
@@ -55,8 +53,8 @@ def _quick(definition: str) -> Any:
 
 def _inlined(node: Any, defs: dict[str, Any], within: tuple[str, ...]) -> Any:
     """`node` with every `#/$defs/...` reference replaced by its definition: the same
-    schema, validated in half the time (jsonschema resolves each `$ref` per instance).
-    Raises RecursionError for a definition that refers to itself."""
+    schema, validated in half the time (jsonschema resolves each `$ref` per instance). A
+    reference inside the definition it names (a matcher's nested matchers) stays one."""
     if isinstance(node, list):
         return [_inlined(v, defs, within) for v in node]
     if not isinstance(node, dict):
@@ -65,7 +63,7 @@ def _inlined(node: Any, defs: dict[str, Any], within: tuple[str, ...]) -> Any:
     if isinstance(ref, str) and ref.startswith("#/$defs/"):
         name = ref.removeprefix("#/$defs/")
         if name in within:
-            raise RecursionError(f"$defs/{name} refers to itself")
+            return node
         target = _inlined(defs[name], defs, (*within, name))
         rest = {k: _inlined(v, defs, within) for k, v in node.items() if k != "$ref"}
         return {"allOf": [target], **rest} if rest else target
@@ -172,6 +170,12 @@ def matcher_problems(value: Any) -> list[Problem]:
             datetime.fromisoformat(value["value"])
         except ValueError:
             problems.append((("value",), f"not an ISO-8601 timestamp: {value['value']!r}"))
+    fields = value.get("fields") if kind == "object" else None
+    for key, sub in fields.items() if isinstance(fields, dict) else ():
+        problems += [(("fields", key, *p), m) for p, m in matcher_problems(sub)]
+    items = value.get("items") if kind == "list" else None
+    for i, sub in enumerate(items if isinstance(items, list) else []):
+        problems += [(("items", i, *p), m) for p, m in matcher_problems(sub)]
     return problems
 
 

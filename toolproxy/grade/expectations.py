@@ -106,6 +106,8 @@ FIELDS: dict[str, tuple[str, ...]] = {
     "unordered": ("value",),
     "text": ("value", "values", "ignore"),
     "judge": ("criterion",),
+    "object": ("fields", "allow_extra"),
+    "list": ("items", "order", "allow_extra"),
 }
 
 
@@ -128,6 +130,10 @@ def _matcher_fields(value: Any) -> dict[str, Any]:
         return {"kind": "exact", "value": value}
     kind = value.get("match", "any")
     fields = {f: value[f] for f in FIELDS[kind] if f in value}
+    if kind == "object" and isinstance(fields.get("fields"), dict):  # nested matchers
+        fields["fields"] = {k: _matcher_fields(v) for k, v in fields["fields"].items()}
+    if kind == "list" and isinstance(fields.get("items"), list):
+        fields["items"] = [_matcher_fields(v) for v in fields["items"]]
     return fields | {"kind": kind, "optional": value.get("optional", False)}
 
 
@@ -209,6 +215,10 @@ def dump_matcher(m: Matcher) -> Any:
         for f in FIELDS[m.kind]
         if getattr(m, f) is not None or (f == "value" and bare)
     }
+    if m.fields is not None and m.kind == "object":
+        out["fields"] = {k: dump_matcher(v) for k, v in m.fields.items()}
+    if m.items is not None and m.kind == "list":
+        out["items"] = [dump_matcher(v) for v in m.items]
     return out | ({"optional": True} if m.optional else {})
 
 

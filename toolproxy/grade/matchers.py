@@ -17,6 +17,12 @@ Values are JSON values as parsed; nothing here raises on any value or matcher.
                ignored: case (casefold), whitespace (runs collapsed, ends stripped),
                punctuation (Unicode P* characters dropped); default: case and whitespace
     judge      `judge(criterion, value) -> (verdict, reason)` decides; no judge: None
+    object     an object whose `fields` (key -> matcher) each match; an absent key only
+               when its matcher is optional; other keys are fine unless allow_extra: false
+    list       a list whose elements match `items` one to one, in order (default) or in
+               any order (`order: unordered`, a matching found if there is one); more
+               elements than items only with allow_extra: true
+Matchers nest in object and list, at any depth; a failure names where, `stops[1].city`.
 """
 
 from __future__ import annotations
@@ -253,7 +259,79 @@ def match(matcher: Matcher, value: Any, judge: Judge | None = None) -> MatchResu
     """Does `value` satisfy `matcher`? (ok, detail); ok None means not graded."""
     if matcher.kind == "judge":
         return _judge(matcher, value, judge)
+    if matcher.kind == "object":
+        return _object(matcher, value, judge)
+    if matcher.kind == "list":
+        return _list(matcher, value, judge)
     return _MATCHERS[matcher.kind](matcher, value)
+
+
+def _worst(results: list[tuple[str, MatchResult]]) -> MatchResult:
+    """Nested results as one: the first failure (with where), else not graded, else ok."""
+    for where, (ok, detail) in results:
+        if ok is False:
+            return False, f"{where}: {detail}" if detail else where
+    for where, (ok, detail) in results:
+        if ok is None:
+            return None, f"{where}: {detail}"
+    return True, None
+
+
+def _object(m: Matcher, value: Any, judge: Judge | None) -> MatchResult:
+    if not isinstance(value, dict):
+        return False, f"expected an object, got {show(value)}"
+    fields = m.fields or {}
+    results: list[tuple[str, MatchResult]] = []
+    for key, sub in fields.items():
+        if key in value:
+            results.append((key, match(sub, value[key], judge)))
+        elif not sub.optional:
+            results.append((key, (False, "missing")))
+    if m.allow_extra is False:
+        extra = [k for k in value if k not in fields]
+        if extra:
+            results.append(
+                (", ".join(map(str, extra)), (False, "not expected (allow_extra: false)"))
+            )
+    return _worst(results)
+
+
+def _list(m: Matcher, value: Any, judge: Judge | None) -> MatchResult:
+    if not isinstance(value, list):
+        return False, f"expected a list, got {show(value)}"
+    items = m.items or []
+    if len(value) < len(items) or (len(value) > len(items) and not m.allow_extra):
+        return False, f"expected {len(items)} elements, got {len(value)}: {show(value)}"
+    if m.order != "unordered":
+        return _worst(
+            [
+                (f"[{i}]", match(s, v, judge))
+                for i, (s, v) in enumerate(zip(items, value, strict=False))
+            ]
+        )
+    verdicts = [[match(s, v, judge)[0] for v in value] for s in items]
+    if any(ok is None for row in verdicts for ok in row):
+        return None, "not graded: an element needs the judge"
+    if not _matching([[j for j, ok in enumerate(row) if ok] for row in verdicts]):
+        return False, f"no element of {show(value)} for each item, in any order"
+    return True, None
+
+
+def _matching(options: list[list[int]]) -> bool:
+    """Whether each item gets an element of its own (`options[i]`: the elements item i
+    accepts): augmenting paths (Kuhn's algorithm)."""
+    owner: dict[int, int] = {}
+
+    def place(i: int, seen: set[int]) -> bool:
+        for j in options[i]:
+            if j not in seen:
+                seen.add(j)
+                if j not in owner or place(owner[j], seen):
+                    owner[j] = i
+                    return True
+        return False
+
+    return all(place(i, set()) for i in range(len(options)))
 
 
 def matches(matcher: Matcher, value: Any) -> bool:

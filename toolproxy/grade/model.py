@@ -28,6 +28,8 @@ MatcherKind = Literal[
     "text",  # strings equal ignoring case and runs of whitespace
     "judge",  # an LLM judge decides whether the value means `criterion`
     "any",  # any value is accepted (in files `{optional: true}` alone, or `{match: any}`)
+    "object",  # an object whose named `fields` each match their own matcher, at any depth
+    "list",  # a list whose elements match `items` (in order, or in any `order`)
 ]
 
 
@@ -46,6 +48,18 @@ class Matcher(BaseModel):
     criterion: str | None = Field(default=None, description="judge: what the value must mean")
     ignore: list[Literal["case", "whitespace", "punctuation"]] | None = Field(
         default=None, description="text: what the comparison ignores (None: case, whitespace)"
+    )
+    fields: dict[str, Matcher] | None = Field(
+        default=None, description="object: key -> the matcher its value must satisfy"
+    )
+    items: list[Matcher] | None = Field(default=None, description="list: one matcher per element")
+    order: Literal["ordered", "unordered"] | None = Field(
+        default=None, description="list: elements in the items' order (default) or any order"
+    )
+    allow_extra: bool | None = Field(
+        default=None,
+        description="object: keys not in fields are fine (default true); list: elements "
+        "beyond the items are fine (default false)",
     )
     optional: bool = False
 
