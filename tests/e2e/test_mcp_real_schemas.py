@@ -168,6 +168,8 @@ def test_drift_check_budget_on_an_edited_copy_of_a_real_schema(
         "valid": 3,
         "invalid": 1,
         "by_source": {"mcp_server": 2, "offered": 1, "none": 1},
+        "lost_in_text": 0,
+        "lost_by_format": {},
     }
     failed = cli_json(capsys, "check", "-c", str(capture), "--failed")
     assert [c["name"] for c in failed["calls"]] == [PREFIX + "convert_time"]
