@@ -88,6 +88,31 @@ def _offered_of(tools: Sequence[Any], parsed: dict[str, Any]) -> dict[str, list[
     return offered
 
 
+def _checked(
+    where: tuple[str, str | None, str | None],
+    call: ToolCall,
+    offered: Sequence[_Offered],
+    servers: Sequence[tuple[str, str, Any]],
+    leaked: str | None = None,
+) -> CallCheck:
+    """One call (`where`: exchange id, session id, model) checked against its schema: the
+    MCP server's, else the offered one."""
+    exchange_id, session_id, model = where
+    resolved = resolve_schema(call.name, offered, servers)
+    return CallCheck(
+        exchange_id=exchange_id,
+        session_id=session_id,
+        index=call.index,
+        model=model,
+        name=call.name,
+        source=resolved.source,
+        server=resolved.server,
+        tool=resolved.tool,
+        check=check_tool_call(call, resolved.schema),
+        leaked=leaked,
+    )
+
+
 def load_checks(capture: Any, session: str | None = None) -> list[CallCheck]:
     """Check every recorded tool call of a capture (or of one session), then every call a
     server lost in a reply's text (`leaked` says its format)."""
@@ -102,7 +127,6 @@ def load_checks(capture: Any, session: str | None = None) -> list[CallCheck]:
     offered = _offered_of(tools, parsed)
     checks = []
     for c, model in calls:
-        resolved = resolve_schema(c.name, offered.get(c.exchange_id, []), servers)
         call = ToolCall(
             index=c.index or 0,
             name=c.name,
@@ -110,37 +134,13 @@ def load_checks(capture: Any, session: str | None = None) -> list[CallCheck]:
             arguments=_loads(c.arguments),
             parse_error=c.parse_error,
         )
-        checks.append(
-            CallCheck(
-                exchange_id=c.exchange_id,
-                session_id=c.session_id,
-                index=c.index or 0,
-                model=model,
-                name=c.name,
-                source=resolved.source,
-                server=resolved.server,
-                tool=resolved.tool,
-                check=check_tool_call(call, resolved.schema),
-            )
-        )
+        where = (c.exchange_id, c.session_id, model)
+        checks.append(_checked(where, call, offered.get(c.exchange_id, []), servers))
     lost_offered = _offered_of(text_tools, parsed)
     for exchange_id, session_id, model, text in texts:
         tools_here = lost_offered.get(exchange_id, [])
         leak = find_leaked_calls(text, {t.name for t in tools_here})
         for call in leak.calls if leak else ():
-            resolved = resolve_schema(call.name, tools_here, servers)
-            checks.append(
-                CallCheck(
-                    exchange_id=exchange_id,
-                    session_id=session_id,
-                    index=call.index,
-                    model=model,
-                    name=call.name,
-                    source=resolved.source,
-                    server=resolved.server,
-                    tool=resolved.tool,
-                    check=check_tool_call(call, resolved.schema),
-                    leaked=leak.format if leak else None,
-                )
-            )
+            where = (exchange_id, session_id, model)
+            checks.append(_checked(where, call, tools_here, servers, leak.format if leak else None))
     return checks
