@@ -28,19 +28,33 @@ from pathlib import Path  # noqa: E402
 CHECKOUT = Path(__file__).resolve().parent.parent
 
 
-def _checkout_captures() -> set[str]:
-    folder = CHECKOUT / "captures"
-    return {p.name for p in folder.iterdir()} if folder.is_dir() else set()
+def _checkout_outputs() -> set[tuple[str, int]]:
+    """What the commands write by default, relative to the working directory (which is
+    the checkout): captures (by name), pulled schemas and cases files (with their mtimes,
+    so a rewrite counts even when the bytes are the same)."""
+    found: set[tuple[str, int]] = set()
+    captures = CHECKOUT / "captures"
+    if captures.is_dir():
+        found |= {(f"captures/{p.name}", 0) for p in captures.iterdir()}
+    for folder in ("schemas/mcp", "expectations"):
+        root = CHECKOUT / folder
+        if root.is_dir():
+            found |= {
+                (str(p.relative_to(CHECKOUT)), p.stat().st_mtime_ns)
+                for p in root.rglob("*")
+                if p.is_file()
+            }
+    return found
 
 
 @pytest.fixture(autouse=True)
 def checkout_stays_clean() -> Iterator[None]:
-    """No test writes a capture into the checkout (the CLI's and the addon's default
-    `captures/default` is relative to the working directory, which is the checkout)."""
-    before = _checkout_captures()
+    """No test writes into the checkout what the CLI writes by default (`captures/default`,
+    `schemas/mcp/`, `expectations/`, all relative to the working directory)."""
+    before = _checkout_outputs()
     yield
-    new = _checkout_captures() - before
-    assert not new, f"the test wrote captures into the checkout: {sorted(new)}"
+    new = _checkout_outputs() - before
+    assert not new, f"the test wrote into the checkout: {sorted(p for p, _ in new)}"
 
 
 # --- end the checkout stays clean ------------------------------------------------------

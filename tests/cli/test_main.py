@@ -269,7 +269,8 @@ def test_every_command_s_help_is_written_for_its_user():
 
 WRITING = [
     ["label", "-o", "{tmp}/cases.yaml"], ["grade", "{tmp}/one.yaml", "--run", "closed"],
-    ["compact"], ["repair"], ["mcp", "pull", "--stdio", f"{sys.executable} -m mcp_server_time"],
+    ["compact"], ["repair"],
+    ["mcp", "pull", "--stdio", f"{sys.executable} -m mcp_server_time", "--schemas", "{tmp}/s"],
     ["record", "--port", "{port}"], ["upstream", "--port", "{port}"],
     ["demo", "--scripted", "-c", "{tmp}/demo"],
 ]  # fmt: skip

@@ -60,6 +60,7 @@ BAD = [
     (["demo", "-c", "{file}"], "is a file"),
     (["demo", "-c", "{dir}"], "is not an earlier demo's capture"),
     (["demo", "--formats", "-c", "{dir}"], "is not an earlier demo's capture"),
+    (["addon-path", "--json"], "unrecognized arguments: --json"),
     ([], "the following arguments are required: COMMAND"),
     (["recrod"], "invalid choice: 'recrod'"),
 ]

@@ -150,6 +150,14 @@ def cmd_upstream(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_addon_path(args: argparse.Namespace) -> int:
+    """Print the path of the mitmproxy addon script: mitmdump -s "$(toolproxy addon-path)"."""
+    from toolproxy.capture.proxy import addon_script
+
+    print(addon_script())
+    return 0
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     """The whole loop on embedded defaults: MCP server, local model, agent, grades."""
     if args.formats:
@@ -252,6 +260,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--port", "-p", type=options.port, default=8765, help="listen port (default 8765)"
     )
+
+    add("addon-path", cmd_addon_path)
 
     from toolproxy.cli import grade as cli_grade
     from toolproxy.cli import mcp as cli_mcp

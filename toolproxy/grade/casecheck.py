@@ -20,7 +20,8 @@ import jsonschema_rs
 from toolproxy.grade.casefile import FieldPath
 from toolproxy.util.jsonfast import plain_json
 
-SCHEMA_PATH = Path(__file__).resolve().parents[2] / "schemas" / "expectations.schema.json"
+# package data, so an installed wheel has it; schemas/expectations.schema.json links here
+SCHEMA_PATH = Path(__file__).resolve().parent / "expectations.schema.json"
 Problem = tuple[FieldPath, str]
 
 
