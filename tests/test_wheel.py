@@ -5,6 +5,7 @@ the wheel, and `toolproxy addon-path` gives mitmdump a script that loads the add
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -32,11 +33,17 @@ sys.exit(main(["addon-path"]))
 
 
 def test_the_wheel_works_outside_the_checkout(tmp_path):
-    dist, site, work = tmp_path / "dist", tmp_path / "site", tmp_path / "work"
+    dist, site, work, src = (tmp_path / d for d in ("dist", "site", "work", "src"))
     work.mkdir()
+    # built from a copy: setuptools writes build/ and egg-info beside the sources
+    shutil.copytree(
+        ROOT / "toolproxy", src / "toolproxy", ignore=shutil.ignore_patterns("__pycache__")
+    )
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(ROOT / name, src / name)
     pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "-q"]
     subprocess.run(
-        [*pip, "wheel", "--no-deps", "--no-build-isolation", "-w", str(dist), str(ROOT)],
+        [*pip, "wheel", "--no-deps", "--no-build-isolation", "-w", str(dist), str(src)],
         check=True,
         capture_output=True,
     )
