@@ -55,6 +55,53 @@ def test_unknown_metric_lists_the_known_ones_and_is_a_user_error() -> None:
     assert isinstance(info.value, UserError)  # the CLI turns it into exit code 2
 
 
+def test_per_tool_thresholds_parse_and_print_as_written() -> None:
+    one = parse_threshold("tool:get_order_status.selection_accuracy>=0.95")
+    assert (one.tool, one.each_tool, one.metric) == (
+        "get_order_status",
+        False,
+        "selection_accuracy",
+    )
+    assert str(one) == "tool:get_order_status.selection_accuracy>=0.95"
+    each = parse_threshold(" each_tool.pass_rate >= 0.9 ")
+    assert each.each_tool and each.tool is None and str(each) == "each_tool.pass_rate>=0.9"
+    assert str(each.for_tool("get_weather")) == "tool:get_weather.pass_rate>=0.9"
+
+
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        ("tool:get_weather.irf_score>=0.5", "per-tool gates take the per-run metrics"),
+        ("each_tool.trigger_f1>=0.5", "per-tool gates take the per-run metrics"),
+        ("tool:.pass_rate>=0.5", "bad threshold"),
+        ("tools:x.pass_rate>=0.5", "bad threshold"),
+        ("each_tools.pass_rate>=0.5", "bad threshold"),
+    ],
+)
+def test_per_tool_thresholds_are_strict(text: str, says: str) -> None:
+    with pytest.raises(GateError, match=says):
+        parse_threshold(text)
+
+
+def test_per_tool_gates_on_each_run_fail_closed() -> None:
+    tools = {
+        "r1": {"get_weather": {"selection_accuracy": 1.0}, "get_time": {"selection_accuracy": 0.0}},
+        "r2": {"get_weather": {"selection_accuracy": None}},
+    }
+    values = {"r1": {}, "r2": {}}
+    each = parse_threshold("each_tool.selection_accuracy>=0.95")
+    got = [(r.run, r.name, r.status) for r in evaluate(values, [each], tool_values=tools)]
+    assert got == [
+        ("r1", "tool:get_time.selection_accuracy>=0.95", "failed"),
+        ("r1", "tool:get_weather.selection_accuracy>=0.95", "passed"),
+        ("r2", "tool:get_weather.selection_accuracy>=0.95", "failed"),  # n/a fails
+    ]
+    named = parse_threshold("tool:get_time.selection_accuracy<=0.5")
+    results = evaluate(values, [named], tool_values=tools)
+    assert [(r.run, r.status) for r in results] == [("r1", "passed"), ("r2", "failed")]
+    assert results[1].message == "no case of this run expects 'get_time'"
+
+
 def test_every_default_regression_metric_is_known() -> None:
     assert set(DEFAULT_REGRESSION) <= set(KNOWN)
 

@@ -246,6 +246,29 @@ def test_threshold_gate_exit_code_and_junit(cap: Path, tmp_path: Path) -> None:
     assert ET.parse(junit).getroot().get("failures") == "0"
 
 
+def test_per_tool_gates_hold_each_diagonal_cell_with_a_junit_case_per_tool(
+    cap: Path, tmp_path: Path
+) -> None:
+    junit = tmp_path / "gate.xml"
+    each = "each_tool.selection_accuracy>=0.95"
+    assert report(cap, "--threshold", each, "--junit", str(junit)) == 1
+    cases = {
+        (s.get("name"), c.get("name")): c.find("failure") is None
+        for s in ET.parse(junit).getroot().iter("testsuite")
+        for c in s.iter("testcase")
+    }
+    # base: get_weather 2/2 selected right, get_time 0/1; cand: get_weather 1/2, get_time 1/1
+    assert cases == {
+        ("base", "tool:get_time.selection_accuracy>=0.95"): False,
+        ("base", "tool:get_weather.selection_accuracy>=0.95"): True,
+        ("cand", "tool:get_time.selection_accuracy>=0.95"): True,
+        ("cand", "tool:get_weather.selection_accuracy>=0.95"): False,
+    }
+    one = "tool:get_weather.selection_accuracy>=0.95"
+    assert report(cap, "-r", "base", "--threshold", one) == 0
+    assert report(cap, "-r", "cand", "--threshold", one) == 1
+
+
 def test_fail_on_regression_against_the_baseline(cap: Path) -> None:
     # cand is better on hallucination but worse on selection (c2 wrong tool, c3 spurious)
     assert report(cap, "--baseline", "base", "--fail-on-regression") == 1

@@ -11,6 +11,12 @@
   [0, 1] by more than RATE_EPS = 0.005 absolute (half a percentage point); other metrics
   by more than AMOUNT_EPS = 5 % of the baseline's absolute value. A metric either run
   lacks is skipped (reported, never failed).
+* Per tool: `'tool:NAME.metric>=x'` gates the metric computed over the run's cases that
+  expect NAME (a run with no such case fails it: fail closed); `'each_tool.metric>=x'`
+  gates every expected tool of each run, one gate per tool (`tool:NAME.metric>=x`), so
+  `each_tool.selection_accuracy>=0.95` holds every diagonal cell of the confusion matrix
+  to 0.95. Per-tool gates take the per-run metrics (metrics.SPECS), not the vendor ones
+  (those compare runs), and are not part of --fail-on-regression.
 * Exit code 1 when any gate failed, else 0. JUnit XML: one <testsuite> per run, one
   <testcase> per gate, <failure message=...> on failure, <skipped> on skip.
 """
@@ -39,9 +45,13 @@ DEFAULT_REGRESSION = (
 )
 RATE_EPS = 0.005
 AMOUNT_EPS = 0.05
-_THRESHOLD = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*)\s*(>=|<=)\s*([-+]?(?:\d+\.?\d*|\.\d+))\s*")
+_THRESHOLD = re.compile(
+    r"\s*(?:(each_tool)\.|tool:([A-Za-z0-9_\-]+)\.)?"
+    r"([A-Za-z_][A-Za-z0-9_]*)\s*(>=|<=)\s*([-+]?(?:\d+\.?\d*|\.\d+))\s*"
+)
 
 Values = Mapping[str, Mapping[str, float | None]]
+ToolValues = Mapping[str, Mapping[str, Mapping[str, float | None]]]  # run -> tool -> metric
 
 
 class GateError(UserError):
@@ -54,9 +64,16 @@ class Threshold(BaseModel):
     metric: str
     op: Literal[">=", "<="]
     value: float
+    tool: str | None = Field(default=None, description="tool:NAME: over that tool's cases")
+    each_tool: bool = Field(default=False, description="each_tool: one gate per tool")
 
     def __str__(self) -> str:
-        return f"{self.metric}{self.op}{self.value:g}"
+        scope = "each_tool." if self.each_tool else (f"tool:{self.tool}." if self.tool else "")
+        return f"{scope}{self.metric}{self.op}{self.value:g}"
+
+    def for_tool(self, tool: str) -> Threshold:
+        """This threshold on one tool (what each_tool becomes per tool)."""
+        return self.model_copy(update={"tool": tool, "each_tool": False})
 
 
 class GateResult(BaseModel):
@@ -78,12 +95,23 @@ def parse_threshold(text: str) -> Threshold:
     m = _THRESHOLD.fullmatch(text)
     if m is None:
         raise GateError(
-            f"bad threshold {text!r}: expected METRIC>=NUMBER or METRIC<=NUMBER "
+            f"bad threshold {text!r}: expected METRIC>=NUMBER or METRIC<=NUMBER, optionally "
+            f"per tool (tool:NAME.METRIC>=NUMBER, each_tool.METRIC>=NUMBER) "
             f"(known metrics: {known_list()})"
         )
-    if m[1] not in KNOWN:
-        raise GateError(f"unknown metric {m[1]!r} in {text!r}; known metrics: {known_list()}")
-    return Threshold(metric=m[1], op=m[2], value=float(m[3]))  # type: ignore[arg-type]
+    each, tool, metric, op, number = m.groups()
+    if metric not in KNOWN:
+        raise GateError(f"unknown metric {metric!r} in {text!r}; known metrics: {known_list()}")
+    if (each or tool) and metric not in metrics.SPECS:
+        per_run = ", ".join(sorted(metrics.SPECS))
+        raise GateError(f"{text!r}: per-tool gates take the per-run metrics: {per_run}")
+    return Threshold(
+        metric=metric,
+        op=op,  # type: ignore[arg-type]
+        value=float(number),
+        tool=tool,
+        each_tool=bool(each),
+    )
 
 
 def _fmt(value: float | None) -> str:
@@ -124,19 +152,39 @@ def check_regression(
     return GateResult(run=run, name=name, status=status, message=msg)
 
 
+def _on_tools(
+    run: str, t: Threshold, tools: Mapping[str, Mapping[str, float | None]]
+) -> list[GateResult]:
+    """A per-tool threshold on one run (`tools`: that run's tool -> metric -> value)."""
+    if t.each_tool:
+        return [check_threshold(run, tools[n].get(t.metric), t.for_tool(n)) for n in sorted(tools)]
+    assert t.tool is not None
+    if t.tool not in tools:
+        msg = f"no case of this run expects {t.tool!r}"
+        return [GateResult(run=run, name=str(t), status="failed", message=msg)]
+    return [check_threshold(run, tools[t.tool].get(t.metric), t)]
+
+
 def evaluate(
     values: Values,
     thresholds: Sequence[Threshold] = (),
     baseline: str | None = None,
     fail_on_regression: bool = False,
+    tool_values: ToolValues | None = None,
 ) -> list[GateResult]:
-    """Every gate on every run of `values` (run -> metric -> value), runs in order."""
+    """Every gate on every run of `values` (run -> metric -> value), runs in order;
+    per-tool thresholds read `tool_values` (run -> tool -> metric -> value)."""
     if fail_on_regression and (baseline is None or baseline not in values):
         raise GateError("--fail-on-regression needs --baseline RUN naming a reported run")
-    gated = list(dict.fromkeys(t.metric for t in thresholds)) or list(DEFAULT_REGRESSION)
+    whole = [t for t in thresholds if not (t.tool or t.each_tool)]
+    gated = list(dict.fromkeys(t.metric for t in whole)) or list(DEFAULT_REGRESSION)
     results: list[GateResult] = []
     for run, vals in values.items():
-        results += [check_threshold(run, vals.get(t.metric), t) for t in thresholds]
+        for t in thresholds:
+            if t.tool or t.each_tool:
+                results += _on_tools(run, t, (tool_values or {}).get(run, {}))
+            else:
+                results.append(check_threshold(run, vals.get(t.metric), t))
         if fail_on_regression and baseline is not None and run != baseline:
             base = values[baseline]
             results += [check_regression(run, m, vals.get(m), base.get(m), baseline) for m in gated]

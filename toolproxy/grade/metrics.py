@@ -336,3 +336,15 @@ def compute_run(
         leaked_formats=dict(Counter(str(g.leaked_format) for g in leaked).most_common()),
         leaked_would_pass=sum(g.leaked_label == "passed" for g in leaked),
     )
+
+
+def tool_values(
+    records: Sequence[CaseRecord], sessions: dict[str, list[SessionCall]]
+) -> dict[str, dict[str, float | None]]:
+    """Per expected tool, the per-run metrics over the cases that expect it."""
+    out = {}
+    for tool in sorted({t for c in records for t in c.grade.expected_tools}):
+        mine = [c for c in records if tool in c.grade.expected_tools]
+        ids = {c.grade.session_id for c in mine if c.grade.session_id}
+        out[tool] = compute_run(tool, mine, [sessions[s] for s in ids if s in sessions]).values()
+    return out

@@ -40,6 +40,7 @@ from toolproxy.grade.metrics import (
     compute_run,
     grade_of,
     observed_of,
+    tool_values,
 )
 from toolproxy.grade.model import GradeRow
 from toolproxy.grade.vendor import IRF_METRICS, VendorMetrics, compare_runs
@@ -236,12 +237,15 @@ def build_report(
         per_run[run] = compute_run(run, records, [sessions[s] for s in ids if s in sessions])
     vendor = {v.run: v for v in compare_runs(cases, baseline)}
     values = {run: per_run[run].values() | vendor[run].values() for run in cases}
+    per_tool = None
+    if any(t.tool or t.each_tool for t in thresholds):
+        per_tool = {run: tool_values(records, sessions) for run, records in cases.items()}
     return Report(
         runs=list(cases),
         baseline=baseline,
         metrics=per_run,
         vendor=vendor,
-        gates=gate.evaluate(values, thresholds, baseline, fail_on_regression),
+        gates=gate.evaluate(values, thresholds, baseline, fail_on_regression, per_tool),
     )
 
 
