@@ -64,3 +64,17 @@ def test_label_learns_from_captured_turns_unless_told_otherwise(tmp_path, capsys
     assert '"s-p"' in (out := capsys.readouterr().out) and '"s-c"' not in out
     assert main(["sessions", "-c", str(capture), "--origin", "replayed", "--json"]) == 0
     assert '"s-c"' in (out := capsys.readouterr().out) and '"s-p"' not in out
+
+
+def test_grading_with_an_alias_judge_warns_and_grades(seeded_capture, tmp_path, capsys):
+    import shutil
+
+    capture = tmp_path / "cap"
+    shutil.copytree(seeded_capture, capture)
+    cases = tmp_path / "cases.yaml"
+    cases.write_text("cases:\n  - id: x\n    exchange_id: a-0\n    expect: no_call\n")
+    argv = ["grade", str(cases), "-c", str(capture), "--judge-url", "http://127.0.0.1:9/v1"]
+    assert main([*argv, "--run", "j1", "--judge-model", "gpt-4o"]) == 0
+    assert "warning: judge model 'gpt-4o' looks like an alias" in capsys.readouterr().err
+    assert main([*argv, "--run", "j2", "--judge-model", "gpt-4o-2024-08-06"]) == 0
+    assert "warning" not in capsys.readouterr().err

@@ -159,3 +159,17 @@ def test_prompt_holds_values_of_any_json_type():
     for value in (None, True, 1.5, [1, "a"], {"nested": {"x": [1]}}):
         text = build_prompt("c", value)
         assert json.dumps(value, sort_keys=True) in text
+
+
+@pytest.mark.parametrize(
+    "model",
+    ["gpt-4o-2024-08-06", "claude-3-5-sonnet-20241022", "gpt-4-0613", "gemini-1.5-pro-002"],
+)
+def test_a_dated_or_versioned_judge_model_is_pinned(model):
+    assert judge_mod.alias_warning(model) is None
+
+
+@pytest.mark.parametrize("model", ["gpt-4o", "claude-3-5-sonnet-latest", "gpt-4o-mini", "llama3"])
+def test_an_alias_judge_model_is_named(model):
+    warning = judge_mod.alias_warning(model)
+    assert warning is not None and f"judge model {model!r} looks like an alias" in warning

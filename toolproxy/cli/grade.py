@@ -57,8 +57,10 @@ def cmd_grade(args: argparse.Namespace) -> int:
     hundreds of thousands of objects and no cycles, and on 100,000 calls the collections
     that allocation triggers cost more than the grading."""
     import json
+    import sys
 
     from toolproxy.grade.expectations import load_cases
+    from toolproxy.grade.judge import alias_warning
     from toolproxy.grade.runner import build_judge, grade_run, summarize
     from toolproxy.util.gctools import paused_gc
     from toolproxy.util.table import format_table
@@ -66,6 +68,8 @@ def cmd_grade(args: argparse.Namespace) -> int:
     with paused_gc():
         cases = load_cases(args.cases)
         judge = build_judge(args.judge_url, args.judge_model, args.judge_key_env, args.capture)
+        if judge is not None and (alias := alias_warning(args.judge_model)):
+            print(f"toolproxy grade: warning: {alias}", file=sys.stderr)
         rows = grade_run(args.capture, cases, args.run, judge)
     summary = summarize(rows)
     if args.json:

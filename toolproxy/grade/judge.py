@@ -87,6 +87,22 @@ def parse_verdict(text: str) -> tuple[bool, str]:
     return data["verdict"], reason if isinstance(reason, str) else ""
 
 
+_PINNED = re.compile(r"(\d{4}-\d{2}-\d{2}|\d{8}|[-@]\d{3,4})$")
+
+
+def alias_warning(model: str) -> str | None:
+    """Why `model` looks like an alias a provider may move to new weights (changing the
+    judge's verdicts between runs), or None when its name carries a date or a version
+    (gpt-4o-2024-08-06, claude-3-5-sonnet-20241022, gpt-4-0613, gemini-1.5-pro-002)."""
+    if _PINNED.search(model) and not model.endswith("latest"):
+        return None
+    return (
+        f"judge model {model!r} looks like an alias (no date or version in its name): its "
+        "provider can move it to new weights and change verdicts between runs; pin a dated "
+        "snapshot (e.g. gpt-4o-2024-08-06), unless it is a local server you control"
+    )
+
+
 def make_judge(
     base_url: str,
     model: str,
