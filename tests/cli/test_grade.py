@@ -78,3 +78,19 @@ def test_grading_with_an_alias_judge_warns_and_grades(seeded_capture, tmp_path, 
     assert "warning: judge model 'gpt-4o' looks like an alias" in capsys.readouterr().err
     assert main([*argv, "--run", "j2", "--judge-model", "gpt-4o-2024-08-06"]) == 0
     assert "warning" not in capsys.readouterr().err
+
+
+def test_label_draws_a_stratified_sample_reproducibly(seeded_capture, tmp_path, capsys):
+    def drawn(seed: int) -> list[str]:
+        out = tmp_path / f"s{seed}.yaml"
+        argv = ["label", "-c", str(seeded_capture), "-o", str(out), "--sample", "2"]
+        assert main([*argv, "--stratify", "session", "--seed", str(seed)]) == 0
+        text = out.read_text()
+        assert f"a sample of 2 turns, stratified by session, seed {seed}" in text
+        return [c["exchange_id"] for c in yaml.safe_load(text)]
+
+    first = drawn(3)
+    assert first == drawn(3) and len(first) == 2
+    assert {x[0] for x in first} == {"a", "b"}  # one turn of each session
+    assert main(["label", "-c", str(seeded_capture), "--stratify", "tool"]) == 2
+    assert "--stratify goes with --sample N" in capsys.readouterr().err

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from toolproxy.cli import options
+
 
 def cmd_label(args: argparse.Namespace) -> int:
     """Turn recorded calls into expectation cases (accept as they are, then edit)."""
@@ -18,6 +20,8 @@ def cmd_label(args: argparse.Namespace) -> int:
 
     out: Path = args.out
     file_format(out)  # a bad suffix fails before any work
+    if args.sample is None and args.stratify:
+        raise UserError("--stratify goes with --sample N")
     if args.import_file is not None:
         cases = load_cases([args.import_file])
         source = f"imported from {args.import_file}"
@@ -25,11 +29,20 @@ def cmd_label(args: argparse.Namespace) -> int:
     else:
         try:
             fields = resolve_prefixes(args.capture, filter_fields(args))
-            filters = LabelFilters(**fields, no_calls=args.no_calls)
+            filters = LabelFilters(
+                **fields,
+                no_calls=args.no_calls,
+                sample=args.sample,
+                stratify=args.stratify,
+                seed=args.seed,
+            )
         except ValueError as exc:
             raise UserError(f"--label needs --label-run ({exc})") from None
         cases = cases_from_capture(args.capture, filters)
         source = f"labeled from capture {args.capture}"
+        if args.sample is not None:
+            by = f", stratified by {args.stratify}" if args.stratify else ""
+            source += f"; a sample of {args.sample} turns{by}, seed {args.seed}"
         nothing = "no recorded model turn matched the filters"
     if not cases:
         print(f"toolproxy label: {nothing}: nothing written", file=sys.stderr)
@@ -143,6 +156,18 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     add_filter_args(p, skip=("status", "parse_status"), origin="captured")
     p.add_argument(
         "--no-calls", action="store_true", help="also turn text-only turns into no_call cases"
+    )
+    p.add_argument(
+        "--sample", type=options.count, help="draw this many of the matching turns at random"
+    )
+    p.add_argument(
+        "--stratify",
+        choices=["tool", "model", "session"],
+        help="with --sample: each first-called tool, model or session in proportion (each "
+        "at least once while N allows)",
+    )
+    p.add_argument(
+        "--seed", type=int, default=0, help="with --sample: the same seed, the same draw (0)"
     )
     p.add_argument(
         "--import",

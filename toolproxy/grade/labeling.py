@@ -16,10 +16,10 @@ validates a JSONL dataset of cases line by line (every error reported) and write
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import yaml
 from pydantic import Field
@@ -28,6 +28,7 @@ from toolproxy import store
 from toolproxy.grade.casefile import cases_node, file_format, write_atomic
 from toolproxy.grade.expectations import dump_cases, load_cases, render_cases
 from toolproxy.grade.model import Case, ExpectedCall, Matcher
+from toolproxy.grade.sampling import sample
 from toolproxy.store.filters import ExchangeFilter
 from toolproxy.store.queries import exchanges, turns
 from toolproxy.store.rows import CallRow, ExchangeRow
@@ -44,6 +45,11 @@ class LabelFilters(ExchangeFilter):
         default_factory=list, description="only turns calling (or, for no_call, offered) these"
     )
     no_calls: bool = Field(default=False, description="also text-only turns, as no_call cases")
+    sample: int | None = Field(default=None, description="draw this many turns (sampling)")
+    stratify: Literal["tool", "model", "session"] | None = Field(
+        default=None, description="the sample's strata: first tool called, model, or session"
+    )
+    seed: int = Field(default=0, description="the same seed draws the same sample")
 
 
 def _rows(capture: Path, filters: LabelFilters) -> list[dict[str, Any]]:
@@ -126,10 +132,17 @@ def case_for_turn(exchange: ExchangeRow, calls: Sequence[CallRow], no_call: bool
     return _case(row)
 
 
+def _stratum(by: str) -> Callable[[dict[str, Any]], str]:
+    """A turn's stratum: the first tool it called ("(no call)"), its model, its session."""
+    if by == "tool":
+        return lambda row: next((c["name"] or "" for c in row["calls"] or []), "(no call)")
+    return lambda row: str(row["model" if by == "model" else "session_id"])
+
+
 def cases_from_capture(capture: Path, filters: LabelFilters) -> list[Case]:
-    """One case per matching recorded model turn, in recording order (see module doc)."""
-    cases: list[Case] = []
-    taken: dict[str, str] = {}  # case id -> exchange id
+    """One case per matching recorded model turn, in recording order (see module doc);
+    with `sample`, that many of them (`sampling.sample`, stratified by `stratify`)."""
+    rows = []
     for row in _rows(capture, filters):
         names = [c["name"] for c in row["calls"] or []]
         if not names and not (filters.no_calls and row["offered"]):
@@ -137,6 +150,13 @@ def cases_from_capture(capture: Path, filters: LabelFilters) -> list[Case]:
         wanted = set(filters.tools)
         if wanted and not wanted & set(names or row["offered"] or []):
             continue
+        rows.append(row)
+    if filters.sample is not None:
+        key = _stratum(filters.stratify) if filters.stratify else None
+        rows = sample(rows, filters.sample, filters.seed, key)
+    cases: list[Case] = []
+    taken: dict[str, str] = {}  # case id -> exchange id
+    for row in rows:
         case = _case(row)
         if case.id in taken:  # two exchange ids share their first characters
             case = case.model_copy(
