@@ -125,6 +125,11 @@ def test_sql_and_export_and_compact(capsys, capture, tmp_path):
     code, _, err = run(capsys, "export", "tool_calls", "--capture", capture, "-o", out_file)
     assert code == 0 and "exported 1 rows" in err
     assert json.loads(out_file.read_text())["call_id"] == "call_9"
+    as_csv = tmp_path / "calls.csv"  # the format follows the suffix
+    code, _, err = run(capsys, "export", "tool_calls", "--capture", capture, "-o", as_csv)
+    assert code == 0 and "(csv)" in err and as_csv.read_text().startswith("exchange_id,")
+    code, _, err = run(capsys, "export", "tool_calls", "--capture", capture, "--format", "parquet")
+    assert code == 2 and "parquet goes to a file" in err
     code, out, _ = run(capsys, "compact", "--capture", capture)
     assert code == 0 and "exchanges" in out
     code, out, _ = run(capsys, "sql", "SELECT count(*) AS n FROM exchanges", "--capture", capture)

@@ -107,6 +107,9 @@ def dump_everything(capture: Path, into: Path) -> list[Path]:
             "proxy_runs",
         ) else out.write_text(repr(store.query(capture, f"SELECT * FROM {table}")))
         written.append(out)
+        as_csv = into / f"{table}.csv"  # the other export formats hold the same rows
+        store.export_file(capture, table, as_csv, "csv")
+        written.append(as_csv)
     plain = duckdb.connect()
     for i, parquet in enumerate(sorted(capture.rglob("*.parquet"))):
         out = into / f"parquet-{i}.txt"

@@ -136,3 +136,30 @@ def test_a_read_batch_answers_each_statement_on_one_connection(tmp_path):
     with pytest.raises(store.QueryError, match="nope"), store.reading(capture) as r:
         r.named("SELECT 1")
         r.named("SELECT * FROM nope")
+
+
+@pytest.mark.parametrize("compacted", [False, True])
+def test_export_file_writes_parquet_and_csv_in_time_order(
+    cap: Path, tmp_path: Path, compacted: bool
+) -> None:
+    import csv
+
+    import duckdb
+
+    SegmentWriter(cap, "p1").write(exchange_rows(3))
+    if compacted:
+        store.compact(cap)
+    parquet = tmp_path / "it's.parquet"  # a quote in the name
+    assert store.export_file(cap, "exchanges", parquet, "parquet") == 3
+    got = duckdb.sql(
+        f"SELECT exchange_id FROM read_parquet('{str(parquet).replace(chr(39), chr(39) * 2)}')"
+    )
+    assert [r[0] for r in got.fetchall()] == ["ex-0", "ex-1", "ex-2"]
+    table = tmp_path / "calls.csv"
+    assert store.export_file(cap, "tool_calls", table, "csv") == 3
+    rows = list(csv.DictReader(table.open()))
+    assert len(rows) == 3 and "arguments" in rows[0]
+    with pytest.raises(UserError, match="jsonl, csv or parquet"):
+        store.export_file(cap, "exchanges", table, "xlsx")
+    with pytest.raises(UserError, match="cannot export 'nope'"):
+        store.export_file(cap, "nope", table, "csv")

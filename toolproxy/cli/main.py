@@ -129,9 +129,18 @@ def cmd_repair(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    """Write a table or view as JSON lines (secrets were removed at capture time)."""
+    """Write a table or view as JSON lines, CSV or Parquet (secrets were removed at capture
+    time)."""
     from toolproxy import store
+    from toolproxy.errors import UserError
 
+    fmt = args.format or {".csv": "csv", ".parquet": "parquet"}.get(Path(args.out).suffix, "jsonl")
+    if fmt != "jsonl":
+        if args.out == "-":
+            raise UserError(f"{fmt} goes to a file: give --out FILE.{fmt}")
+        count = store.export_file(args.capture, args.table, Path(args.out), fmt)
+        print(f"exported {count} rows of {args.table} to {args.out} ({fmt})", file=sys.stderr)
+        return 0
     out = sys.stdout if args.out == "-" else open(args.out, "w", encoding="utf-8")  # noqa: SIM115
     try:
         count = store.export_jsonl(args.capture, args.table, out)
@@ -253,6 +262,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("table", help="table or view to export, e.g. exchanges or tool_calls")
     add_capture_arg(p)
     p.add_argument("--out", "-o", default="-", help="output file (default stdout)")
+    p.add_argument(
+        "--format",
+        choices=["jsonl", "csv", "parquet"],
+        help="default: by --out's suffix (.csv, .parquet), else JSON lines",
+    )
 
     p = add("upstream", cmd_upstream)
     p.add_argument("--script", help="script file (JSON or YAML); default: echo replies")

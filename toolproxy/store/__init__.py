@@ -46,7 +46,7 @@ if TYPE_CHECKING:  # the names below, loaded on first use (`__getattr__`)
     from toolproxy.store.maintenance import STALE_TMP_S, CompactStats, compact, repair
     from toolproxy.store.paging import Page
     from toolproxy.store.reader import Reader, reading, version
-    from toolproxy.store.reads import export_jsonl, list_sessions, query, summary
+    from toolproxy.store.reads import export_file, export_jsonl, list_sessions, query, summary
 
 # Importing a pure submodule (`tables`, `segments`, `filters`, ...) must not load DuckDB:
 # the recorder imports `segments` inside mitmproxy's process. So this package's own names
@@ -70,6 +70,7 @@ _HOME = {
     "Reader": "reader",
     "reading": "reader",
     "version": "reader",
+    "export_file": "reads",
     "export_jsonl": "reads",
     "list_sessions": "reads",
     "query": "reads",
@@ -100,6 +101,7 @@ __all__ = [
     "QueryError",
     "Reader",
     "compact",
+    "export_file",
     "export_jsonl",
     "init_capture",
     "list_sessions",

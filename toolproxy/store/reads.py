@@ -89,19 +89,43 @@ def list_sessions(path: Path | str, limit: int = 50) -> tuple[list[str], list[tu
 EXPORT_ORDER = ("started_at", "at", "graded_at", "pulled_at", "first_seen", "judged_at")
 
 
+def _exportable(table: str) -> None:
+    known = [*sorted(TABLES), *catalog.DERIVED_VIEWS]
+    if table not in known:
+        raise UserError(f"cannot export {table!r}: tables and views are {', '.join(known)}")
+
+
+def _types_and_order(con: Any, table: str) -> tuple[dict[str, str], str]:
+    """A table's column types, and its ORDER BY clause (time order where it has one)."""
+    described = f"SELECT column_name, column_type FROM (DESCRIBE {catalog.quote(table)})"
+    types = dict(con.execute(described).fetchall())
+    order = next((c for c in EXPORT_ORDER if c in types), None)
+    return types, f" ORDER BY {catalog.quote(order)}" if order else ""
+
+
+def export_file(path: Path | str, table: str, out: Path, fmt: str) -> int:
+    """Write a table's or a view's rows to `out` as Parquet or CSV (with a header), by
+    DuckDB's COPY, in the order `export_jsonl` uses; returns the count."""
+    _exportable(table)
+    if fmt not in ("parquet", "csv"):
+        raise UserError(f"cannot export as {fmt!r}: jsonl, csv or parquet")
+    options = "FORMAT PARQUET" if fmt == "parquet" else "FORMAT CSV, HEADER"
+    with closing(open_capture(path)) as con:
+        _, by = _types_and_order(con, table)
+        target = str(out).replace("'", "''")
+        con.execute(f"COPY (SELECT * FROM {catalog.quote(table)}{by}) TO '{target}' ({options})")
+        (count,) = con.execute(f"SELECT count(*) FROM {catalog.quote(table)}").fetchone() or (0,)
+        return int(count)
+
+
 def export_jsonl(path: Path | str, table: str, out: Path | TextIO) -> int:
     """Write a table's or a view's rows as JSON lines (nested JSON kept nested), in time
     order where it has a time column; returns the count. An unknown name is a `UserError`
     listing what can be exported."""
-    known = [*sorted(TABLES), *catalog.DERIVED_VIEWS]
-    if table not in known:
-        raise UserError(f"cannot export {table!r}: tables and views are {', '.join(known)}")
+    _exportable(table)
     with closing(open_capture(path)) as con, _text_out(out) as f:
-        described = f"SELECT column_name, column_type FROM (DESCRIBE {catalog.quote(table)})"
-        types = dict(con.execute(described).fetchall())
+        types, by = _types_and_order(con, table)
         json_cols = [c for c, t in types.items() if t == "JSON"]
-        order = next((c for c in EXPORT_ORDER if c in types), None)
-        by = f" ORDER BY {catalog.quote(order)}" if order else ""
         cur = con.execute(f"SELECT * FROM {catalog.quote(table)}{by}")
         names = [d[0] for d in cur.description or []]
         count = 0
