@@ -9,6 +9,7 @@ import signal
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from toolproxy.cli import options
 from toolproxy.cli.filters import add_filter_args
@@ -320,12 +321,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.mitmdump_args = args.mitmdump_args[1:]
     # a kill (SIGTERM) stops like Ctrl-C: what the command started is stopped on the way out
     previous = signal.signal(signal.SIGTERM, _terminated)
+    _TERMINATED.clear()
     try:
         return int(args.func(args))
-    except Terminated:
-        return 128 + signal.SIGTERM
     except KeyboardInterrupt:
-        return 130
+        return 128 + signal.SIGTERM if _TERMINATED else 130
     except BrokenPipeError:  # `toolproxy status | head`: the reader has what it wanted
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())  # so the interpreter's own flush at exit is quiet
@@ -346,13 +346,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         signal.signal(signal.SIGTERM, previous)
 
 
-class Terminated(KeyboardInterrupt):
-    """SIGTERM, raised where the program is, so that `with` blocks and `finally` clauses
-    stop the servers and processes a command started (as Ctrl-C does)."""
+_TERMINATED: list[int] = []  # a SIGTERM arrived (so the exit code is 143, not 130)
 
 
-def _terminated(signum: int, frame: object) -> None:
-    raise Terminated
+def _terminated(signum: int, frame: Any) -> None:
+    """SIGTERM as Ctrl-C: SIGINT's own handler runs, so that `with` blocks and `finally`
+    clauses stop what the command started. Inside `asyncio.run` that handler cancels the
+    main task (raising here would end whichever task happened to run, unretrieved); where
+    SIGINT is ignored (a shell's background job), KeyboardInterrupt is raised here."""
+    _TERMINATED.append(signum)
+    handler = signal.getsignal(signal.SIGINT)
+    if callable(handler):
+        handler(signal.SIGINT, frame)
+    else:
+        raise KeyboardInterrupt
 
 
 if __name__ == "__main__":
