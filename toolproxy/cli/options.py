@@ -27,26 +27,25 @@ def flush_seconds(text: str) -> float:
     return value
 
 
-def port(text: str) -> int:
-    """A TCP port to listen on: 1 to 65535."""
+def _whole(text: str, low: int, high: int | None, says: str) -> int:
+    """`text` as a whole number within [low, high] (no upper bound: None), else `says`."""
     try:
         value = int(text)
     except ValueError:
-        value = -1
-    if not 1 <= value <= 65535:
-        raise argparse.ArgumentTypeError(f"a port is a number from 1 to 65535, got {text!r}")
+        value = low - 1
+    if value < low or (high is not None and value > high):
+        raise argparse.ArgumentTypeError(f"{says}, got {text!r}")
     return value
+
+
+def port(text: str) -> int:
+    """A TCP port to listen on: 1 to 65535."""
+    return _whole(text, 1, 65535, "a port is a number from 1 to 65535")
 
 
 def count(text: str) -> int:
     """A positive whole number (a limit, repeats, threads)."""
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a whole number of 1 or more, got {text!r}")
-    return value
+    return _whole(text, 1, None, "expected a whole number of 1 or more")
 
 
 def base_url(text: str) -> str:

@@ -140,7 +140,8 @@ def load_checks(capture: Any, session: str | None = None) -> list[CallCheck]:
     for exchange_id, session_id, model, text in texts:
         tools_here = lost_offered.get(exchange_id, [])
         leak = find_leaked_calls(text, {t.name for t in tools_here})
-        for call in leak.calls if leak else ():
-            where = (exchange_id, session_id, model)
-            checks.append(_checked(where, call, tools_here, servers, leak.format if leak else None))
+        if leak is None:
+            continue
+        where = (exchange_id, session_id, model)
+        checks += [_checked(where, call, tools_here, servers, leak.format) for call in leak.calls]
     return checks
