@@ -11,7 +11,10 @@ its cases file (JSONL, one case per exchange):
 For each, interleaved over --rounds rounds (median, and the range):
 
 1. grade     `toolproxy grade CASES --run NAME` in a process of its own: load and check
-             the cases, read the capture, grade, write the run (interpreter start included)
+             the cases, read the capture, grade, write the run (interpreter start
+             included), into a fresh copy of the capture each time (a capture's earlier
+             runs cost the run-name check a scan of their grades)
+   grade -j1 the same in one process (`--jobs 1`; `grade` forks one worker per core)
 2. label     `toolproxy label --import CASES --out FILE`: the same cases checked and
              written back (bulk import)
 3. plan      replay planning of the same cases (`load_cases` + `plan_from_cases` against
@@ -27,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -70,8 +74,12 @@ def timed(argv: list[str], src: str | None) -> float:
 
 def arms(capture: Path, cases: Path, r: int, tag: str) -> dict[str, list[str]]:
     out = cases.with_name(f"labelled-{tag}-{r}.jsonl")
+    fresh = str(capture.with_name("fresh"))  # a copy of `capture` made before each grade
+    grade = [TOOLPROXY, "grade", str(cases), "-c", fresh, "--run", f"{tag}-{r}"]
+    one = {"grade -j1": [*grade, "--jobs", "1"]} if tag == "now" else {}  # before: no --jobs
     return {
-        "grade": [TOOLPROXY, "grade", str(cases), "-c", str(capture), "--run", f"{tag}-{r}"],
+        "grade": grade,
+        **one,
         "label --import": [TOOLPROXY, "label", "-c", str(capture), "--import", str(cases)]
         + ["-o", str(out)],
         "replay planning": [sys.executable, "-c", PLAN, str(capture), str(cases)],
@@ -102,12 +110,18 @@ def main() -> None:
             for name, (capture, cases, _) in shapes.items():
                 for version, src in versions.items():
                     for what, argv in arms(capture, cases, r, version).items():
+                        if what.startswith("grade"):
+                            shutil.rmtree(capture.with_name("fresh"), ignore_errors=True)
+                            shutil.copytree(capture, capture.with_name("fresh"))
                         times.setdefault((name, what, version), []).append(timed(argv, src))
         print(f"\n{args.calls:,} recorded calls, median of {args.rounds} interleaved rounds")
         for (name, what, version), ts in times.items():
             n = shapes[name][2]
             rate = n / statistics.median(ts)
-            note = f"  {rate / GOAL:4.2f}x the goal" if what == "grade" else ""
+            note = f"  {rate / GOAL:4.2f}x the goal" if what.startswith("grade") else ""
+            if what == "grade" and (name, "grade -j1", version) in times:
+                one = statistics.median(times[(name, "grade -j1", version)])
+                note += f", {one / statistics.median(ts):3.1f}x one process"
             if version == "before":
                 now = n / statistics.median(times[(name, what, "now")])
                 note = f"  now {now / rate:4.1f}x faster"

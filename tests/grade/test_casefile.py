@@ -26,6 +26,7 @@ from toolproxy.grade.casefile import (
 )
 from toolproxy.grade.casefile import _fast_line as _fast_line
 from toolproxy.grade.casefile import _Loader as _Loader  # the loader under test
+from toolproxy.util.jsonfast import plain_json
 
 json_values = st.recursive(
     st.none()
@@ -42,7 +43,7 @@ def read(path: Path) -> list:
     issues: list[Issue] = []
     located = read_located(path, issues)
     assert issues == []
-    return [raw for raw, _ in located]
+    return [item.raw for item in located]
 
 
 @settings(max_examples=150, deadline=None)
@@ -173,6 +174,28 @@ def test_jsonl_lines_read_as_json_loads_reads_them(case: dict, spaced: bool) -> 
     line = json.dumps(case, ensure_ascii=bool(spaced), separators=(", ", ": ") if spaced else None)
     fast = _fast_line(line)
     assert fast is _SLOW or (fast == json.loads(line) and type(fast) is dict)
+    assert fast is _SLOW or plain_json(fast)  # what `Located.plain` promises the validator
+
+
+# A key written twice anywhere, with any values and any colons in strings: never fast.
+@settings(max_examples=300, deadline=None)
+@given(
+    st.dictionaries(st.text(max_size=4), json_values, min_size=1, max_size=4),
+    json_values,
+    st.booleans(),
+    st.data(),
+)
+def test_a_key_written_twice_is_never_read_fast(
+    case: dict, again: object, nested: bool, data: st.DataObject
+) -> None:
+    key = data.draw(st.sampled_from(sorted(case)))
+    pair = f"{json.dumps(key)}: {json.dumps(again)}, "
+    body = json.dumps(case)
+    line = "{" + pair + body[1:]
+    if nested:  # the duplicate one level down
+        line = '{"outer": ' + line + ', "x": "a:b"}'
+    assert json.loads(line) is not None  # still JSON the json module reads
+    assert _fast_line(line) is _SLOW
 
 
 @pytest.mark.parametrize(
@@ -197,4 +220,4 @@ def test_a_duplicate_key_is_still_reported(tmp_path: Path) -> None:
     issues: list[Issue] = []
     located = read_located(path, issues)
     assert [str(i) for i in issues] == [f"{path}:1: not valid JSON: duplicate key 'id'"]
-    assert [raw for raw, _ in located] == [{"id": "ok: yes"}]
+    assert [item.raw for item in located] == [{"id": "ok: yes"}]

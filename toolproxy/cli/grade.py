@@ -73,23 +73,35 @@ def cmd_grade(args: argparse.Namespace) -> int:
     import sys
 
     from toolproxy.grade.expectations import load_cases
+    from toolproxy.grade.fanout import grade_in_parts, outcome_of, workers
     from toolproxy.grade.judge import alias_warning
-    from toolproxy.grade.runner import build_judge, grade_run, summarize
+    from toolproxy.grade.runner import build_judge, grade_run
     from toolproxy.util.gctools import paused_gc
     from toolproxy.util.table import format_table
 
     with paused_gc():
-        cases = load_cases(args.cases)
-        judge = build_judge(args.judge_url, args.judge_model, args.judge_key_env, args.capture)
-        if judge is not None and (alias := alias_warning(args.judge_model)):
-            print(f"toolproxy grade: warning: {alias}", file=sys.stderr)
-        rows = grade_run(args.capture, cases, args.run, judge)
-    summary = summarize(rows)
-    if args.json:
-        out = {"run": args.run, "summary": summary, "grades": [r.model_dump() for r in rows]}
+        outcome = None
+        if not (args.judge_url or args.judge_model):
+            jobs = workers(args.jobs)
+            small = {"min_chars": 0} if args.jobs else {}  # -j N: even for small files
+            outcome = grade_in_parts(args.capture, args.cases, args.run, jobs, args.json, **small)
+        if outcome is None:
+            cases = load_cases(args.cases)
+            judge = build_judge(args.judge_url, args.judge_model, args.judge_key_env, args.capture)
+            if judge is not None and (alias := alias_warning(args.judge_model)):
+                print(f"toolproxy grade: warning: {alias}", file=sys.stderr)
+            outcome = outcome_of(grade_run(args.capture, cases, args.run, judge), args.json)
+    summary = outcome.summary
+    if outcome.rows is not None:
+        out = {
+            "run": args.run,
+            "summary": summary,
+            "grades": [r.model_dump() for r in outcome.rows],
+        }
         print(json.dumps(out, indent=2, ensure_ascii=False))
         return 0
-    print(f"run {args.run}: {summary['cases']} cases graded into {args.capture}\n")
+    by = f" by {outcome.processes} processes" if outcome.processes > 1 else ""
+    print(f"run {args.run}: {summary['cases']} cases graded into {args.capture}{by}\n")
     table = [
         ["passed", "", summary["passed"]],
         ["failed", "(all)", summary["failed"]],
@@ -97,7 +109,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
         ["not graded", "", summary["not_graded"]],
     ]
     print(format_table(["outcome", "label", "cases"], table))
-    ungraded = [[r.case_id, r.reason] for r in rows if r.not_graded]
+    ungraded = [list(u) for u in outcome.ungraded]
     if ungraded:
         print("\nnot graded:")
         print(format_table(["case", "reason"], ungraded, width=100))
@@ -196,6 +208,13 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         help="environment variable holding the judge's API key",
     )
     p.add_argument("--json", action="store_true", help="print the run's grades as JSON")
+    p.add_argument(
+        "--jobs",
+        "-j",
+        type=options.count,
+        help="processes that grade JSONL files (default: one per core from 2 MB of cases "
+        "on; a judge or a YAML file grades in one)",
+    )
 
     p = add_command(sub, "report", cmd_report)
     add_capture_arg(p)

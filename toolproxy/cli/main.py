@@ -331,11 +331,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.dup2(devnull, sys.stdout.fileno())  # so the interpreter's own flush at exit is quiet
         return 0
     except Exception as exc:  # noqa: BLE001 - a clear one-line error, not a traceback
-        from toolproxy.errors import UserError
+        from toolproxy.errors import Failure, UserError
 
-        if isinstance(exc, UserError):
+        if isinstance(exc, UserError | Failure):
             print(f"toolproxy: {headline(str(exc))}", file=sys.stderr)
-            return 2
+            return 2 if isinstance(exc, UserError) else 1
         if isinstance(exc, OSError) and exc.strerror:  # a file the user named: one line
             why = "not a directory" if isinstance(exc, FileExistsError) else exc.strerror
             where = f"{exc.filename}: " if exc.filename else ""

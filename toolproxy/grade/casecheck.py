@@ -83,17 +83,17 @@ def _at(doc: Any, path: FieldPath) -> Any:
     return doc
 
 
-def fast_valid(definition: str, instance: Any) -> bool:
-    """jsonschema-rs's verdict when it can read the value (plain JSON; a lone surrogate in
-    a string it cannot encode); False means "ask jsonschema"."""
+def fast_valid(definition: str, instance: Any, plain: bool = False) -> bool:
+    """jsonschema-rs's verdict when it can read the value (plain JSON, known to be when
+    `plain`; a lone surrogate in a string it cannot encode); False means "ask jsonschema"."""
     try:
-        return plain_json(instance) and _quick(definition).is_valid(instance)
+        return (plain or plain_json(instance)) and _quick(definition).is_valid(instance)
     except ValueError:  # UnicodeEncodeError among them
         return False
 
 
-def schema_problems(definition: str, instance: Any) -> list[Problem]:
-    if fast_valid(definition, instance):
+def schema_problems(definition: str, instance: Any, plain: bool = False) -> list[Problem]:
+    if fast_valid(definition, instance, plain):
         return []
     problems: list[Problem] = []
     for error in _validator(definition).iter_errors(instance):
@@ -180,9 +180,10 @@ def matcher_problems(value: Any) -> list[Problem]:
     return problems
 
 
-def case_problems(raw: Any) -> list[Problem]:
-    """Schema and semantic problems of one raw case (paths relative to the case)."""
-    problems = schema_problems("case", raw)
+def case_problems(raw: Any, plain: bool = False) -> list[Problem]:
+    """Schema and semantic problems of one raw case (paths relative to the case; `plain`:
+    it holds only JSON's own values, as orjson reads them)."""
+    problems = schema_problems("case", raw, plain)
     if not isinstance(raw, dict):
         return problems
     if "exchange_id" in raw and "messages" in raw:

@@ -15,8 +15,9 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
+import orjson
 import yaml
 from pydantic import BaseModel, Field
 
@@ -25,8 +26,14 @@ from toolproxy.util.jsonfast import SLOW as _SLOW
 from toolproxy.util.jsonfast import fast_loads
 
 FieldPath = tuple[str | int, ...]  # a field path inside one case: ("calls", 0, "tool")
-# A raw case with a function from a path inside it to its 1-based line.
-Located = tuple[Any, Callable[[FieldPath], int]]
+
+
+class Located(NamedTuple):
+    """A raw case with a function from a path inside it to its 1-based line."""
+
+    raw: Any
+    line_of: Callable[[FieldPath], int]
+    plain: bool = False  # read by orjson: only JSON's own values (`jsonfast.plain_json`)
 
 
 class Issue(BaseModel):
@@ -194,7 +201,8 @@ def _read_yaml(path: Path, text: str, issues: list[Issue]) -> list[Located]:
         message = "expected a list of cases, or a mapping {cases: [...]}"
         issues.append(Issue(file=str(path), line=node.start_mark.line + 1, message=message))
         return []
-    return [(raw, partial(yaml_line, item)) for raw, item in zip(data, node.value, strict=True)]
+    pairs = zip(data, node.value, strict=True)
+    return [Located(raw, partial(yaml_line, item)) for raw, item in pairs]
 
 
 def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -210,46 +218,28 @@ def _fixed_line(line: int, path: FieldPath) -> int:
     return line
 
 
-def _pairs_and_colons(value: Any) -> int:
-    """Key/value pairs in a parsed value plus the colons inside its strings: the colons
-    its JSON text had, unless a key was written twice (the parser kept one)."""
-    count = 0
-    pending = [value]
-    while pending:
-        v = pending.pop()
-        t = type(v)
-        if t is dict:
-            count += len(v)
-            for k, item in v.items():
-                count += k.count(":")
-                if type(item) is str:
-                    count += item.count(":")
-                else:
-                    pending.append(item)
-        elif t is list:
-            pending.extend(v)
-        elif t is str:
-            count += v.count(":")
-    return count
-
-
 def _fast_line(line: str) -> Any:
     """`jsonfast.fast_loads` of the line when no key is duplicated in it; else _SLOW (then
-    the json module reads it and words any error)."""
-    if "\\u" in line:  # an escaped colon would upset the duplicate-key count
+    the json module reads it and words any error). A key written twice loses a pair when
+    parsed, so orjson writes the value back with fewer colons than the line has (colons
+    inside strings are kept either way; an escaped one would upset the count)."""
+    if "\\u" in line:
         return _SLOW
     raw = fast_loads(line)
-    return raw if raw is not _SLOW and _pairs_and_colons(raw) == line.count(":") else _SLOW
+    if raw is _SLOW or orjson.dumps(raw).count(b":") != line.count(":"):
+        return _SLOW
+    return raw
 
 
-def _read_jsonl(path: Path, text: str, issues: list[Issue]) -> list[Located]:
+def read_jsonl(path: Path, text: str, issues: list[Issue], first_line: int = 1) -> list[Located]:
+    """The raw cases of JSONL `text` (part of `path` that starts at line `first_line`)."""
     out: list[Located] = []
-    for n, line in enumerate(text.split("\n"), start=1):  # not splitlines: U+2028 is data
+    for n, line in enumerate(text.split("\n"), start=first_line):  # U+2028 is data
         if not line.strip():
             continue
         raw = _fast_line(line)
         if raw is not _SLOW:
-            out.append((raw, partial(_fixed_line, n)))
+            out.append(Located(raw, partial(_fixed_line, n), plain=True))
             continue
         try:
             raw = json.loads(line, object_pairs_hook=_no_duplicates)
@@ -260,7 +250,7 @@ def _read_jsonl(path: Path, text: str, issues: list[Issue]) -> list[Located]:
         except ValueError as e:  # a duplicate key
             issues.append(Issue(file=str(path), line=n, message=f"not valid JSON: {e}"))
             continue
-        out.append((raw, partial(_fixed_line, n)))
+        out.append(Located(raw, partial(_fixed_line, n)))
     return out
 
 
@@ -272,7 +262,7 @@ def read_located(path: Path, issues: list[Issue]) -> list[Located]:
     except (UserError, OSError, UnicodeDecodeError) as e:
         issues.append(Issue(file=str(path), message=f"cannot read: {e}"))
         return []
-    return (_read_yaml if fmt == "yaml" else _read_jsonl)(path, text, issues)
+    return (_read_yaml if fmt == "yaml" else read_jsonl)(path, text, issues)
 
 
 def render(dicts: Sequence[dict[str, Any]], fmt: str) -> str:

@@ -60,6 +60,7 @@ every file is reported at once (`ExpectationError`, exit code 2 in the CLI).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -71,7 +72,9 @@ from toolproxy.grade.casecheck import (
 )
 from toolproxy.grade.casefile import (
     ExpectationError,
+    FieldPath,
     Issue,
+    Located,
     file_format,
     format_path,
     read_located,
@@ -82,11 +85,14 @@ from toolproxy.grade.model import Case, Matcher
 from toolproxy.util.gctools import paused_gc
 
 __all__ = [
+    "Checked",
     "ExpectationError",
     "Issue",
     "case_to_dict",
+    "check_located",
     "dump_cases",
     "dump_matcher",
+    "file_issues",
     "is_matcher_object",
     "load_cases",
     "parse_matcher",
@@ -170,35 +176,65 @@ def _load_cases(paths: Sequence[Path]) -> list[Case]:
     cases: list[Case] = []
     first: dict[str, str] = {}  # id -> file:line where it was first defined
     for path in paths:
-        for i, (raw, line_of) in enumerate(read_located(Path(path), issues)):
-            problems = case_problems(raw)
-            for sub, message in problems:
-                issues.append(
-                    Issue(
-                        file=str(path),
-                        line=line_of(sub),
-                        path=format_path(sub, f"cases[{i}]"),
-                        message=message,
-                    )
-                )
-            case_id = raw.get("id") if isinstance(raw, dict) else None
-            if isinstance(case_id, str):
-                if case_id in first:
-                    issues.append(
-                        Issue(
-                            file=str(path),
-                            line=line_of(("id",)),
-                            path=f"cases[{i}].id",
-                            message=f"duplicate id {case_id!r} (first at {first[case_id]})",
-                        )
-                    )
-                else:
-                    first[case_id] = f"{path}:{line_of(('id',))}"
-            if not problems:
-                cases.append(_to_case(raw))
+        checked = check_located(read_located(Path(path), issues))
+        issues.extend(file_issues(path, checked, first))
+        cases.extend(checked.cases)
     if issues:
         raise ExpectationError(issues)
     return cases
+
+
+@dataclass
+class Checked:
+    """Raw cases (of a file, or of one part of a JSONL file) checked one by one: each case's
+    own problems, and its id for the checks across cases (`file_issues`)."""
+
+    count: int = 0  # raw cases read
+    cases: list[Case] = field(default_factory=list)  # those without problems
+    problems: list[tuple[int, int, FieldPath, str]] = field(default_factory=list)
+    ids: list[tuple[int, str, int]] = field(default_factory=list)  # (case index, id, its line)
+
+    def shifted(self, by: int) -> Checked:
+        """The same checks for a part whose first case is case `by` of its file."""
+        return Checked(
+            self.count,
+            self.cases,
+            [(i + by, line, sub, m) for i, line, sub, m in self.problems],
+            [(i + by, case_id, line) for i, case_id, line in self.ids],
+        )
+
+
+def check_located(located: Sequence[Located]) -> Checked:
+    """Each raw case checked on its own, and built into a `Case` when nothing is wrong."""
+    out = Checked(count=len(located))
+    for i, (raw, line_of, plain) in enumerate(located):
+        problems = case_problems(raw, plain)
+        out.problems.extend((i, line_of(sub), sub, message) for sub, message in problems)
+        case_id = raw.get("id") if isinstance(raw, dict) else None
+        if isinstance(case_id, str):
+            out.ids.append((i, case_id, line_of(("id",))))
+        if not problems:
+            out.cases.append(_to_case(raw))
+    return out
+
+
+def file_issues(path: Path | str, checked: Checked, first: dict[str, str]) -> list[Issue]:
+    """The issues of one file's checked cases, in case order (a case's own problems, then a
+    duplicate id); `first` (id -> file:line of its first definition) is updated."""
+    found = [
+        (i, 0, Issue(file=str(path), line=line, path=format_path(sub, f"cases[{i}]"), message=m))
+        for i, line, sub, m in checked.problems
+    ]
+    for i, case_id, line in checked.ids:
+        if case_id in first:
+            message = f"duplicate id {case_id!r} (first at {first[case_id]})"
+            found.append(
+                (i, 1, Issue(file=str(path), line=line, path=f"cases[{i}].id", message=message))
+            )
+        else:
+            first[case_id] = f"{path}:{line}"
+    found.sort(key=lambda t: t[:2])
+    return [issue for _, _, issue in found]
 
 
 def dump_matcher(m: Matcher) -> Any:
@@ -225,9 +261,9 @@ def dump_matcher(m: Matcher) -> Any:
 def case_to_dict(case: Case) -> dict[str, Any]:
     """A case as written to a file: stable key order, defaults left out where obvious."""
     out: dict[str, Any] = {"id": case.id}
-    for field in ("exchange_id", "wire_format", "messages", "tools"):
-        if getattr(case, field) is not None:
-            out[field] = getattr(case, field)
+    for name in ("exchange_id", "wire_format", "messages", "tools"):
+        if getattr(case, name) is not None:
+            out[name] = getattr(case, name)
     out["expect"] = case.expect
     if len(case.calls) > 1 or case.order != "ordered":
         out["order"] = case.order

@@ -32,7 +32,7 @@ from toolproxy.records import SchemaVerdict
 from toolproxy.schema.validator import CHECKER, new_verdicts, remember_verdicts
 from toolproxy.store.queries import grades as grade_reads
 from toolproxy.store.queries import mcp as mcp_reads
-from toolproxy.store.segments import SegmentWriter
+from toolproxy.store.segments import SegmentWriter, encode_plain_row
 
 Grader = Callable[[Case, Observation], CaseGrade]
 
@@ -163,30 +163,60 @@ def grade_run(
         taken = grade_reads.grade_count(r, run)
         if taken:
             raise UserError(_run_taken(run, taken, capture))
-        observations = read_observations(r, ids)
-        known = verdicts_of(grade_reads.schema_verdicts(r, CHECKER))
-        server_tools = mcp_reads.server_tools(r)
-    remember_verdicts(known)
+        inputs = read_inputs(r, ids)
     graded_at = datetime.now(UTC).isoformat()
-    grading = Grading(run, graded_at, judge, server_tools)
-    writer = SegmentWriter(capture, f"grade-{_stamp()}-{secrets.token_hex(3)}")
+    rows, lines = grade_cases(Grading(run, graded_at, judge, inputs.server_tools), cases, inputs)
+    if rows:
+        write_run(capture, lines, fresh_verdicts(inputs.known, graded_at))
+    return rows
+
+
+@dataclass
+class Inputs:
+    """What grading reads from the capture: what the model did per exchange, the schema
+    verdicts the capture holds, and each MCP server's real tools."""
+
+    observations: dict[str, Observation | Ungradable]
+    known: dict[str, str | None]
+    server_tools: list[tuple[str, str, Any]]
+
+
+def read_inputs(r: store.Reader, exchange_ids: list[str]) -> Inputs:
+    """The capture's `Inputs` for cases of these exchanges; the verdicts are remembered."""
+    known = verdicts_of(grade_reads.schema_verdicts(r, CHECKER))
+    remember_verdicts(known)
+    return Inputs(read_observations(r, exchange_ids), known, mcp_reads.server_tools(r))
+
+
+def grade_cases(
+    grading: Grading, cases: Sequence[Case], inputs: Inputs
+) -> tuple[list[GradeRow], list[bytes]]:
+    """Each case's row, and its `grades` line encoded while the row is in the CPU's cache."""
     rows, lines = [], []
     for case in cases:
-        row = grading.grade(case, observe_case(case, observations))
+        row = grading.grade(case, observe_case(case, inputs.observations))
         rows.append(row)
-        lines.append(writer.encode("grades", [row.as_row()]))  # while it is in the cache
-    if rows:
-        verdicts = [
-            SchemaVerdict(
-                schema_hash=k, checker=CHECKER, valid=e is None, error=e, checked_at=graded_at
-            ).model_dump(mode="json")
-            for k, e in new_verdicts().items()
-            if k not in known
-        ]
-        writer.write_encoded(
-            {"grades": b"".join(lines), "schema_checks": writer.encode("schema_checks", verdicts)}
-        )
-    return rows
+        lines.append(encode_plain_row(row.as_row()))
+    return rows, lines
+
+
+def fresh_verdicts(known: dict[str, str | None], checked_at: str) -> list[dict[str, Any]]:
+    """`schema_checks` rows of the verdicts reached since `known` was read."""
+    return [
+        SchemaVerdict(
+            schema_hash=k, checker=CHECKER, valid=e is None, error=e, checked_at=checked_at
+        ).model_dump(mode="json")
+        for k, e in new_verdicts().items()
+        if k not in known
+    ]
+
+
+def write_run(capture: Path | str, lines: Sequence[bytes], verdicts: Sequence[Any]) -> None:
+    """A run's encoded grades and its new schema verdicts, in one segment file (the run is in
+    the store whole or not at all)."""
+    writer = SegmentWriter(capture, f"grade-{_stamp()}-{secrets.token_hex(3)}")
+    encoded = {"grades": b"".join(lines), "schema_checks": writer.encode("schema_checks", verdicts)}
+    writer.write_encoded(encoded)
 
 
 def next_run_name(run: str, taken: Sequence[str]) -> str:
