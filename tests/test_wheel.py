@@ -1,5 +1,6 @@
 """toolproxy built as a wheel and installed outside the checkout works: the package data
-it needs (the expectations schema, the chat template, the default upstream script) is in
+it needs (the expectations schema, the chat template, the default upstream script, the
+conformance suite) is in
 the wheel, and `toolproxy addon-path` gives mitmdump a script that loads the addon."""
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from toolproxy.cli.main import main
 from toolproxy.grade.expectations import load_cases
 from toolproxy.localmodel.template import tool_template
 from toolproxy.scripted.server import DEFAULT_SCRIPT
+from toolproxy.suites import suite_path
 cases = Path("cases.yaml")
 text = "{match: text, values: [A]}"
 cases.write_text(f"- {{id: a, exchange_id: x, calls: [{{tool: t, args: {{q: {text}}}}}]}}\\n")
@@ -27,6 +29,7 @@ print(json.dumps({
     "cases": [c.id for c in load_cases([cases])],
     "template": len(tool_template()) > 0,
     "script": Path(DEFAULT_SCRIPT).is_file(),
+    "suite": len(load_cases([suite_path("conformance")])),
 }))
 sys.exit(main(["addon-path"]))
 """
@@ -59,7 +62,7 @@ def test_the_wheel_works_outside_the_checkout(tmp_path):
     probe, addon = done.stdout.splitlines()
     found = json.loads(probe)
     assert found["package"].startswith(str(site))  # the wheel's copy, not the checkout's
-    assert found == found | {"cases": ["a"], "template": True, "script": True}
+    assert found == found | {"cases": ["a"], "template": True, "script": True, "suite": 50}
     script = Path(addon)
     assert script.is_file() and not script.is_relative_to(ROOT)
     # the script loads the addon from the wheel: mitmproxy's own loader runs it

@@ -296,3 +296,36 @@ def test_dump_matcher_writes_the_shortest_equal_form(matcher, written):
 def test_case_to_dict_key_order():
     assert list(case_to_dict(EXPECTED[1])) == ["id", "exchange_id", "expect", "order", "calls"]
     assert list(case_to_dict(EXPECTED[2])) == ["id", "wire_format", "messages", "tools", "expect"]
+
+
+def test_shared_definitions_under_x_keys_are_anchors_not_cases(tmp_path) -> None:
+    path = tmp_path / "suite.yaml"
+    path.write_text(
+        "x-tools:\n"
+        "  weather: &weather {type: function, function: {name: get_weather, parameters: {}}}\n"
+        "x-note: free text\n"
+        "cases:\n"
+        "  - id: a\n"
+        "    messages: [{role: user, content: hi}]\n"
+        "    tools: [*weather]\n"
+        "    calls: [{tool: get_weather}]\n"
+        "  - id: b\n"
+        "    exchange_id: e\n"
+        "    calls: [{tool: 3}]\n"
+    )
+    with pytest.raises(ExpectationError) as info:
+        load_cases([path])
+    assert [str(i) for i in info.value.issues] == [
+        f"{path}:11: cases[1].calls[0].tool: 3 is not of type 'string'"
+    ]
+    path.write_text(path.read_text().replace("{tool: 3}", "{tool: get_weather}"))
+    a, b = load_cases([path])
+    assert a.tools == [{"type": "function", "function": {"name": "get_weather", "parameters": {}}}]
+    assert b.exchange_id == "e"
+
+
+def test_other_top_level_keys_beside_cases_are_refused(tmp_path) -> None:
+    path = tmp_path / "cases.yaml"
+    path.write_text("tools: []\ncases:\n  - {id: a, exchange_id: e, calls: [{tool: t}]}\n")
+    with pytest.raises(ExpectationError, match=r"cases.yaml:1: expected a list of cases, or a "):
+        load_cases([path])

@@ -277,3 +277,28 @@ def test_gzip_replies_decode_in_the_sdk(
     assert raw.parse().choices[0].message.content == "zipped ü"
     with claude.messages.stream(model="c", max_tokens=5, messages=MESSAGES) as stream:
         assert "".join(stream.text_stream) == "zipped ü"
+
+
+def test_a_by_prompt_script_answers_each_task_whatever_the_order() -> None:
+    script = Script(
+        replies={
+            "m | first task": [Reply(text="one")],
+            "m | second task": [Reply(text="two")],
+            "other | first task": [Reply(text="other one")],
+            "default": [Reply(text="fallback")],
+        },
+        by_prompt=True,
+    )
+    with ScriptedUpstream(script) as upstream:
+        client = openai.OpenAI(base_url=f"{upstream.url}/v1", api_key="x")
+
+        def ask(model: str, prompt: str) -> str | None:
+            messages: Any = [{"role": "user", "content": prompt}]
+            reply = client.chat.completions.create(model=model, messages=messages)
+            return reply.choices[0].message.content
+
+        assert ask("m", "second task") == "two"
+        assert ask("m", "first task") == "one"
+        assert ask("m", "second task") == "two"  # asked again (a repeat): the same
+        assert ask("other", "first task") == "other one"
+        assert ask("m", "unknown task") == "fallback"

@@ -152,3 +152,36 @@ def test_a_script_that_cannot_be_used_says_why_in_one_line(tmp_path):
         Script.load(wrong)
     with pytest.raises(ScriptError, match=r"cannot read the script .*nowhere.yaml"):
         Script.load(tmp_path / "nowhere.yaml")
+
+
+def test_the_last_user_message_of_each_wire_format() -> None:
+    from toolproxy.scripted.script import last_user_text, prompt_key
+
+    chat = {
+        "messages": [
+            {"role": "user", "content": "a"},
+            {"role": "assistant", "content": "b"},
+            {"role": "user", "content": "c"},
+            {"role": "tool", "content": "r"},
+        ]
+    }
+    assert last_user_text(chat) == "c"
+    parts = {
+        "messages": [
+            {
+                "role": "user",
+                "content": [{"type": "text", "text": "x"}, {"type": "image"}, {"text": "y"}],
+            }
+        ]
+    }
+    assert last_user_text(parts) == "xy"  # Anthropic blocks, chat parts
+    assert last_user_text({"input": "plain"}) == "plain"  # Responses
+    assert (
+        last_user_text(
+            {"input": [{"role": "user", "content": [{"type": "input_text", "text": "q"}]}]}
+        )
+        == "q"
+    )
+    assert last_user_text({"messages": [{"role": "system", "content": "s"}]}) is None
+    assert last_user_text("not a body") is None
+    assert prompt_key("m", chat) == "m | c" and prompt_key("m", {}) is None

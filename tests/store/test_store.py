@@ -14,24 +14,38 @@ from tests.store.helpers import count, finish, python
 from toolproxy import store
 
 
-def test_reader_process_while_writer_process_writes(cap: Path) -> None:
+def test_reader_process_while_writer_process_writes(cap: Path, tmp_path: Path) -> None:
+    # Halfway, the writer waits until the reader has seen the first half (the reader
+    # reports each count in a file): the reader sees the capture mid-write however slow
+    # the machine, with no timing assumed.
     flushes, per_flush = 40, 3
+    progress = tmp_path / "progress"
     writer = python(f"""
         import time
+        from pathlib import Path
         from toolproxy.store.segments import SegmentWriter
         w = SegmentWriter({str(cap)!r}, "writer")
+        progress = Path({str(progress)!r})
         for i in range({flushes}):
+            if i == {flushes // 2}:
+                deadline = time.monotonic() + 120
+                while not (progress.exists() and int(progress.read_text() or 0) >= i * {per_flush}):
+                    assert time.monotonic() < deadline, "the reader never saw the first half"
+                    time.sleep(0.01)
             rows = [{{"exchange_id": f"{{i}}-{{j}}"}} for j in range({per_flush})]
             w.write({{"exchanges": rows}})
             time.sleep(0.01)
         """)
     reader = python(f"""
-        import time
+        import os, time
         from toolproxy import store
         seen = []
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
             seen.append(store.query({str(cap)!r}, "SELECT count(*) FROM exchanges")[1][0][0])
+            with open({str(progress)!r} + ".tmp", "w") as f:
+                f.write(str(seen[-1]))
+            os.replace({str(progress)!r} + ".tmp", {str(progress)!r})
             if seen[-1] == {flushes * per_flush}:
                 break
         print(*seen)
@@ -41,7 +55,7 @@ def test_reader_process_while_writer_process_writes(cap: Path) -> None:
     assert seen == sorted(seen)  # never goes back, never sees a partial file
     assert all(n % per_flush == 0 for n in seen)
     assert seen[-1] == flushes * per_flush
-    assert len(seen) > 1
+    assert any(0 < n < flushes * per_flush for n in seen)  # it saw the capture mid-write
 
 
 def test_two_writer_processes_into_one_capture(cap: Path) -> None:

@@ -154,9 +154,19 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 def cmd_upstream(args: argparse.Namespace) -> int:
     """Serve the scripted model upstream (for trying toolproxy without a real provider)."""
+    from toolproxy.errors import UserError
     from toolproxy.scripted import serve_forever
 
-    serve_forever(args.script, args.host, args.port)
+    script = None
+    if args.personas:
+        if args.script:
+            raise UserError("--personas plays its own script: give --script or --personas")
+        from toolproxy.grade.expectations import load_cases
+        from toolproxy.scripted.personas import persona_script
+        from toolproxy.suites import suite_path
+
+        script = persona_script(load_cases([suite_path(args.personas)]))
+    serve_forever(args.script, args.host, args.port, script)
     return 0
 
 
@@ -271,6 +281,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = add("upstream", cmd_upstream)
     p.add_argument("--script", help="script file (JSON or YAML); default: echo replies")
+    p.add_argument(
+        "--personas",
+        metavar="SUITE",
+        help="instead: models perfect, leaky, sloppy and silent answering a suite's tasks "
+        "(conformance, or a suite file); see docs/replay.md",
+    )
     p.add_argument("--host", default="127.0.0.1", help="listen address")
     p.add_argument(
         "--port", "-p", type=options.port, default=8765, help="listen port (default 8765)"

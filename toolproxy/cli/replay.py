@@ -93,6 +93,12 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         default=[],
         help="replay these expectation cases instead of captured traffic",
     )
+    p.add_argument(
+        "--suite",
+        metavar="NAME|PATH",
+        help="replay a suite of tasks (conformance: 50 edge cases in 14 families; or a "
+        "suite file), k=3 unless --repeats or the config says otherwise",
+    )
     # captured model turns only: replayed traffic is never planned again
     add_filter_args(p, skip=("status", "parse_status", "origin"))
     p.add_argument(

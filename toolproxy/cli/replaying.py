@@ -49,6 +49,8 @@ from toolproxy.replay.summary import (
 from toolproxy.replay.workers import usable_cpus
 from toolproxy.store.queries import mcp as mcp_reads
 from toolproxy.store.queries import replays as replay_reads
+from toolproxy.suites import REPEATS as SUITE_REPEATS
+from toolproxy.suites import suite_path
 from toolproxy.util.gctools import frozen_gc, paused_gc
 from toolproxy.util.table import format_table
 from toolproxy.wire.common import decoded
@@ -161,7 +163,12 @@ def cmd_replay(args: argparse.Namespace) -> int:
     """Re-send captured sessions or cases to candidate models, resumably, then grade them."""
     from toolproxy.replay.engine import plan_cells
 
-    config = select_config(load_config(args.config), args.candidate, args.repeats)
+    repeats = args.repeats
+    if args.suite:
+        args.cases = [*args.cases, suite_path(args.suite)]
+        if repeats is None and "repeats" not in load_config(args.config).model_fields_set:
+            repeats = SUITE_REPEATS
+    config = select_config(load_config(args.config), args.candidate, repeats)
     run = args.run or f"{args.config.stem}-{datetime.now(UTC):%Y%m%dT%H%M%S}"
     if not args.cases and not Path(args.capture).exists():  # replaying traffic: it must exist
         raise UserError(f"no capture at {args.capture}: record one first, or check --capture")
@@ -235,8 +242,13 @@ def cmd_replay(args: argparse.Namespace) -> int:
 def resume_hint(args: argparse.Namespace, run: str) -> str:
     """What to type to go on with an interrupted run (the cells finished are kept)."""
     again = ["toolproxy", "replay", str(args.config), "--run", run, "-c", str(args.capture)]
-    if args.cases:
-        again += [a for c in args.cases for a in ("--cases", str(c))]
+    suite = getattr(args, "suite", None)
+    if suite:  # its file was added to the cases: name the suite, whose k is 3
+        again += ["--suite", suite]
+    given = args.cases[:-1] if suite else args.cases
+    again += [a for c in given for a in ("--cases", str(c))]
+    if args.repeats:
+        again += ["--repeats", str(args.repeats)]
     line = " ".join(shlex.quote(a) for a in again)
     return f"replay {run} interrupted; the cells already played are kept. To go on: {line}"
 

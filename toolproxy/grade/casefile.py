@@ -165,11 +165,19 @@ def _duplicate_keys(node: yaml.Node) -> Iterable[tuple[int, str]]:
 def cases_node(text: str) -> yaml.Node | None:
     """The YAML node of the list of cases (top level, or under `cases:`); None if empty."""
     node = yaml.compose(text, Loader=_Loader)
-    if isinstance(node, yaml.MappingNode) and len(node.value) == 1:
-        key, value = node.value[0]
-        if getattr(key, "value", None) == "cases" and isinstance(value, yaml.SequenceNode):
-            return value
-    return node
+    return _under_cases(node) or node
+
+
+def _under_cases(node: yaml.Node | None) -> yaml.Node | None:
+    """The list under `cases:` of a mapping whose other keys all start with `x-` (shared
+    definitions for YAML anchors, as a suite file has), else None."""
+    if not isinstance(node, yaml.MappingNode):
+        return None
+    keys = [getattr(k, "value", None) for k, _ in node.value]
+    if "cases" not in keys or not all(k == "cases" or str(k).startswith("x-") for k in keys):
+        return None
+    value = node.value[keys.index("cases")][1]
+    return value if isinstance(value, yaml.SequenceNode) else None
 
 
 def _read_yaml(path: Path, text: str, issues: list[Issue]) -> list[Located]:
@@ -195,10 +203,11 @@ def _read_yaml(path: Path, text: str, issues: list[Issue]) -> list[Located]:
         return []
     for line, key in _duplicate_keys(node):
         issues.append(Issue(file=str(path), line=line, message=f"duplicate key {key!r}"))
-    if isinstance(data, dict) and set(data) == {"cases"} and isinstance(data["cases"], list):
-        data, node = data["cases"], node.value[0][1]
+    listed = _under_cases(node)
+    if isinstance(data, dict) and listed is not None:
+        data, node = data["cases"], listed
     if not isinstance(data, list):
-        message = "expected a list of cases, or a mapping {cases: [...]}"
+        message = "expected a list of cases, or a mapping {cases: [...]} (other keys: x-...)"
         issues.append(Issue(file=str(path), line=node.start_mark.line + 1, message=message))
         return []
     pairs = zip(data, node.value, strict=True)

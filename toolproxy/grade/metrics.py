@@ -100,6 +100,7 @@ class CaseRecord(BaseModel):
     ttfb_ms: float | None = Field(default=None, description="exchange's time to first byte")
     decode_tps: float | None = Field(default=None, description="exchange's decode tokens/s")
     finish_reason: str | None = Field(default=None, description="exchange's finish reason")
+    tags: list[str] = Field(default_factory=list, description="the case's tags")
 
 
 class SessionCall(BaseModel):
@@ -176,6 +177,12 @@ class RunMetrics(BaseModel):
 def ratio(num: float, den: float) -> float | None:
     """num / den, or None when den is 0."""
     return num / den if den else None
+
+
+def tags_of(row: GradeRow) -> list[str]:
+    """A stored grade row's tags (a JSON column may arrive as text)."""
+    tags = _loads(row.tags)
+    return [str(t) for t in tags] if isinstance(tags, list) else []
 
 
 def _loads(value: Any) -> Any:

@@ -265,6 +265,7 @@ class GradeRow(BaseModel):
     leaked_label: str | None = Field(
         default=None, description="what those calls would have earned: passed or a label"
     )
+    tags: Any = Field(default=None, description="the case's tags (a suite's task family)")
 
     def as_row(self) -> dict[str, Any]:
         """The row as stored: `model_dump(mode="json")`, 20x cheaper. Every field already

@@ -6,7 +6,7 @@ API (`toolproxy.store.queries.grades`); the numbers come from the pure
 case, its latest `graded_at`. Outputs with `--out DIR`:
 
 * report.csv: one row per run x metric (`run, baseline, section, metric, value`;
-  sections `run`, `label`, `vendor`; empty value = n/a);
+  sections `run`, `label`, `vendor`, `family` (`<tag>.pass_rate`, ...); empty value = n/a);
 * report.json: everything (`Report`);
 * report.md: the tables, then the failure-transcript gallery: per label, up to
   GALLERY_LIMIT cases per run that earned it, each with the user's last message, the
@@ -30,6 +30,7 @@ from pydantic import BaseModel, Field
 
 from toolproxy.errors import UserError
 from toolproxy.grade import gate
+from toolproxy.grade.families import FamilyScore, family_scores, matrix_rows
 from toolproxy.grade.gallery import Transcript, transcript_of
 from toolproxy.grade.labels import PRECEDENCE
 from toolproxy.grade.metrics import (
@@ -40,6 +41,7 @@ from toolproxy.grade.metrics import (
     compute_run,
     grade_of,
     observed_of,
+    tags_of,
     tool_values,
 )
 from toolproxy.grade.model import GradeRow
@@ -55,6 +57,7 @@ RUN_ROWS = (
     "extra_calls", "over_tooling", "calls_checked", "nonexistent_calls", "nonexistent_rate",
     "retry_chains", "retries", "retries_per_case", "recovery_rate",
 )  # fmt: skip
+FAMILY_ROWS = ("cases", "graded", "passed", "pass_rate")
 VENDOR_ROWS = (
     "trigger_precision", "trigger_recall", "trigger_f1", "success_rate", "calls",
     "schema_accuracy", "avg_tokens", "avg_ttft_ms", "tps", "irf_score",
@@ -77,6 +80,9 @@ class Report(BaseModel):
     metrics: dict[str, RunMetrics] = Field(description="per-run metrics")
     vendor: dict[str, VendorMetrics] = Field(description="vendor metrics and IRF")
     gates: list[gate.GateResult] = Field(description="every gate evaluated")
+    families: dict[str, dict[str, FamilyScore]] = Field(
+        default_factory=dict, description="per run, per case tag (task family): pass rates"
+    )
     gallery: dict[str, list[Transcript]] = Field(
         default_factory=dict, description="label -> failing cases that earned it"
     )
@@ -144,6 +150,7 @@ def case_records(rows: Sequence[CaseRow], runs: Sequence[str]) -> dict[str, list
                 ttfb_ms=ttfb,
                 decode_tps=tps,
                 finish_reason=finish,
+                tags=tags_of(stored),
             )
         )
     return out
@@ -246,6 +253,7 @@ def build_report(
         metrics=per_run,
         vendor=vendor,
         gates=gate.evaluate(values, thresholds, baseline, fail_on_regression, per_tool),
+        families={run: family_scores(records) for run, records in cases.items()},
     )
 
 
@@ -308,6 +316,14 @@ def build_tables(report: Report) -> list[Table]:
     if ghost:
         tables.append(
             Table(title="Calls to tools not offered", columns=["run", "tool", "calls"], rows=ghost)
+        )
+    if any(report.families.values()):
+        tables.append(
+            Table(
+                title="Pass rate per task family (case tag): passed/graded, top failure",
+                columns=["family", *heads],
+                rows=matrix_rows(report.families, runs),
+            )
         )
     if any(m[r].leaked_no_calls for r in runs):
         tables.append(lost_in_text(report))
@@ -382,6 +398,8 @@ def csv_text(report: Report) -> str:
         w.writerows([r, base, "run", k, _csv(getattr(m, k))] for k in RUN_ROWS)
         w.writerows([r, base, "label", k, n] for k, n in m.label_counts.items())
         w.writerows([r, base, "vendor", k, _csv(getattr(v, k))] for k in VENDOR_ROWS)
+        for tag, s in report.families.get(r, {}).items():
+            w.writerows([r, base, "family", f"{tag}.{k}", _csv(getattr(s, k))] for k in FAMILY_ROWS)
     return buf.getvalue()
 
 

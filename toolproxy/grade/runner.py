@@ -65,7 +65,12 @@ class Grading:
 
     def grade(self, case: Case, observed: Observation | Ungradable) -> GradeRow:
         """One case's row (never passed when something could not be graded)."""
-        base = {"run": self.run, "graded_at": self.graded_at, "case_id": case.id}
+        base: dict[str, Any] = {
+            "run": self.run,
+            "graded_at": self.graded_at,
+            "case_id": case.id,
+            "tags": list(case.tags) or None,
+        }
         expected = [c.tool for c in case.calls]
         if isinstance(observed, Ungradable):
             return GradeRow(

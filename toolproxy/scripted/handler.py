@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 
 from toolproxy.scripted.context import FIXED_CREATED, Context, Format, dump_json
 from toolproxy.scripted.render import JSON, Plan, encode_gzip, error_body, render
-from toolproxy.scripted.script import DEFAULT_KEY, Reply, select_key
+from toolproxy.scripted.script import DEFAULT_KEY, Reply, prompt_key, select_key
 
 if TYPE_CHECKING:
     from toolproxy.scripted.server import ScriptedUpstream
@@ -173,7 +173,11 @@ class Handler(StreamRequestHandler):
             message = "request body is not a JSON object"
             self._write(_json_plan(400, error_body(fmt, 400, message)), _PLAIN)
             return
-        resolved, play, reply = self.upstream.playback.next_reply(key)
+        playback = self.upstream.playback
+        if playback.script.by_prompt:  # one reply per task: the prompt names it
+            by_prompt = prompt_key(key, body)
+            key = by_prompt if by_prompt in playback.script.replies else key
+        resolved, play, reply = playback.next_reply(key)
         options = body.get("stream_options")
         ctx = Context(
             fmt=fmt,

@@ -100,6 +100,11 @@ class Script(BaseModel):
     )
     cycle: bool = Field(default=False, description="loop a key's replies instead of repeating")
     deterministic: bool = Field(default=False, description="fixed timestamps and counter-based ids")
+    by_prompt: bool = Field(
+        default=False,
+        description="a request's key is first `<key> | <its last user message>`: one reply "
+        "per task of a suite, whatever order the tasks come in",
+    )
 
     @field_validator("replies", mode="before")
     @classmethod
@@ -142,6 +147,32 @@ def select_key(headers: dict[str, str], body: Any) -> str:
     if isinstance(body, dict) and isinstance(body.get("model"), str) and body["model"]:
         return str(body["model"])
     return DEFAULT_KEY
+
+
+def last_user_text(body: Any) -> str | None:
+    """The text of a request's last user message (Chat Completions and Anthropic
+    `messages`, Responses `input`), text parts joined; None when it has none."""
+    if not isinstance(body, dict):
+        return None
+    turns = body.get("messages") if "messages" in body else body.get("input")
+    if isinstance(turns, str):
+        return turns
+    for turn in reversed(turns if isinstance(turns, list) else []):
+        if isinstance(turn, dict) and turn.get("role") == "user":
+            content = turn.get("content")
+            if isinstance(content, str):
+                return content
+            parts = content if isinstance(content, list) else []
+            return "".join(
+                str(p.get("text", "")) for p in parts if isinstance(p, dict) and "text" in p
+            )
+    return None
+
+
+def prompt_key(key: str, body: Any) -> str | None:
+    """`<key> | <last user message>`, the key a `by_prompt` script tries first."""
+    text = last_user_text(body)
+    return None if text is None else f"{key} | {text}"
 
 
 class Playback:

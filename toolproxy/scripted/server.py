@@ -151,9 +151,12 @@ class ScriptedUpstream:
 DEFAULT_SCRIPT = Path(__file__).with_name("default.yaml")  # tool calls, as documented
 
 
-def serve_forever(script_path: str | None, host: str, port: int) -> None:
-    """Serve the script at `script_path` (none: answer "ok") until interrupted."""
-    script = Script.load(script_path or DEFAULT_SCRIPT)
+def serve_forever(
+    script_path: str | None, host: str, port: int, script: Script | None = None
+) -> None:
+    """Serve `script`, else the script at `script_path` (none: the default script) until
+    interrupted."""
+    script = script or Script.load(script_path or DEFAULT_SCRIPT)
     try:
         upstream = ScriptedUpstream(script, host=host, port=port)
     except OSError as exc:  # the port is taken, or the host is not ours

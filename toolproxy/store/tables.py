@@ -94,6 +94,7 @@ TABLES: dict[str, dict[str, str]] = {
         "called_tools": "JSON",
         "leaked_format": "VARCHAR",
         "leaked_label": "VARCHAR",
+        "tags": "JSON",
     },
     "judge_cache": {
         "key": "VARCHAR",
