@@ -329,3 +329,38 @@ def test_other_top_level_keys_beside_cases_are_refused(tmp_path) -> None:
     path.write_text("tools: []\ncases:\n  - {id: a, exchange_id: e, calls: [{tool: t}]}\n")
     with pytest.raises(ExpectationError, match=r"cases.yaml:1: expected a list of cases, or a "):
         load_cases([path])
+
+
+def test_structured_output_cases_load_and_write_back(tmp_path) -> None:
+    from toolproxy.wire.structured import OUTPUT
+
+    path = tmp_path / "cases.yaml"
+    path.write_text(
+        "- id: trip\n  exchange_id: e\n  expect: output\n"
+        "  output: {city: {match: text, value: Paris}, days: 3}\n  allow_extra_fields: false\n"
+    )
+    (case,) = load_cases([path])
+    assert case.expect == "output" and [c.tool for c in case.calls] == [OUTPUT]
+    assert case.calls[0].allow_extra_args is False and set(case.calls[0].args) == {"city", "days"}
+    out = tmp_path / "again.yaml"
+    dump_cases([case], out)
+    assert load_cases([out]) == [case]
+    assert "output:" in out.read_text() and "calls" not in out.read_text()
+
+
+@pytest.mark.parametrize(
+    ("case", "says"),
+    [
+        ("{id: a, exchange_id: e, expect: output}", "expect: output needs output"),
+        ("{id: a, exchange_id: e, expect: output, output: {x: 1}, calls: [{tool: t}]}",
+         "expect: output takes output, not calls"),
+        ("{id: a, exchange_id: e, calls: [{tool: t}], output: {x: 1}}",
+         "output is only used with expect: output"),
+        ("{id: a, exchange_id: e, expect: output, output: {x: {match: nope}}}", "nope"),
+    ],
+)  # fmt: skip
+def test_structured_output_cases_that_cannot_be_graded(tmp_path, case, says) -> None:
+    path = tmp_path / "cases.yaml"
+    path.write_text(f"- {case}\n")
+    with pytest.raises(ExpectationError, match=says):
+        load_cases([path])

@@ -186,3 +186,36 @@ def test_a_replayed_turn_s_text_goes_to_the_grader_when_it_made_no_call():
     lost = '<tool_call>{"name": "get_weather", "arguments": {"city": "Paris"}}</tool_call>'
     assert observe_turn(turn(0, text=lost), item([]).steps[0]).text == lost
     assert observe_turn(turn(0, PARIS, text="calling"), item([]).steps[0]).text is None
+
+
+def test_a_structured_output_is_replayed_and_graded_as_one_call_to_the_output():
+    from toolproxy.grade.checker import grade_case
+    from toolproxy.wire.structured import OUTPUT
+
+    fmt = {
+        "type": "json_schema",
+        "json_schema": {
+            "name": "t",
+            "schema": {
+                "type": "object",
+                "properties": {"city": {"type": "string"}},
+                "required": ["city"],
+            },
+        },
+    }
+    step = Step(messages=[{"role": "user", "content": "hi"}], params={"response_format": fmt},
+                recorded_text='{"city": "Paris"}')  # fmt: skip
+    case = recorded_case(step)
+    assert case.expect == "output" and case.calls[0].tool == OUTPUT
+    assert case.calls[0].args["city"].value == "Paris"
+    same = observe_turn(turn(0, text='{"city": "Paris"}'), step)
+    assert [c.name for c in same.calls] == [OUTPUT] and same.text is None
+    assert same.offered[-1]["parameters"] == fmt["json_schema"]["schema"]
+    assert grade_case(case, same).passed
+    assert grade_case(case, observe_turn(turn(0, text='{"city": "Lyon"}'), step)).label == (
+        "hallucinated_param"
+    )
+    assert grade_case(case, observe_turn(turn(0, text="{}"), step)).label == "missing_required"
+    plain = Step(messages=step.messages, recorded_text="hello")  # no response_format
+    assert recorded_case(plain).expect == "no_call"
+    assert observe_turn(turn(0, text="hello"), plain).calls == []

@@ -194,6 +194,21 @@ def case_problems(raw: Any, plain: bool = False) -> list[Problem]:
         if field in raw and "messages" not in raw:
             problems.append(((field,), f"{field} is only used with messages"))
     calls = raw.get("calls") or []
+    expect = raw.get("expect", "call")
+    for field in ("output", "allow_extra_fields"):
+        if field in raw and expect != "output":
+            problems.append(((field,), f"{field} is only used with expect: output"))
+    if expect == "output":
+        if "calls" in raw:
+            problems.append((("calls",), "expect: output takes output, not calls"))
+        fields = raw.get("output")
+        if not isinstance(fields, dict):
+            problems.append(((), "expect: output needs output: the fields the reply must hold"))
+            fields = {}
+        for name, value in fields.items():
+            for sub, message in matcher_problems(value):
+                problems.append((("output", name, *sub), message))
+        return problems
     if raw.get("expect") == "no_call" and calls:
         problems.append((("calls",), "expect: no_call takes no calls"))
     if raw.get("expect", "call") == "call" and not calls:

@@ -16,7 +16,10 @@ A case says what should have happened for one model turn::
       # messages: [...]              #   its own conversation (wire format's messages)
       # tools: [...]                 #   and tools block (only with messages)
       # wire_format: openai_chat     #   openai_chat | openai_responses | anthropic_messages
-      expect: call                   # call (default) | no_call (the model should answer in text)
+      expect: call                   # call (default) | no_call (the model should answer in
+                                     #   text) | output (structured output: instead of calls,
+                                     #   `output: {field: MATCHER}` and allow_extra_fields;
+                                     #   docs/grading.md "Structured output")
       order: ordered                 # ordered (default) | unordered (parallel calls, any order)
       extra_calls: allow             # allow (default) | forbid | N: more calls to expected
                                      #   tools than expected (a second write): forbid makes
@@ -83,6 +86,7 @@ from toolproxy.grade.casefile import (
 )
 from toolproxy.grade.model import Case, Matcher
 from toolproxy.util.gctools import paused_gc
+from toolproxy.wire.structured import OUTPUT
 
 __all__ = [
     "Checked",
@@ -150,7 +154,13 @@ def _matcher(value: Any) -> Matcher:
 
 def _to_case(raw: dict[str, Any]) -> Case:
     """A checked raw case as a `Case`, validated by pydantic in one go (a third faster
-    than building its calls and matchers one by one)."""
+    than building its calls and matchers one by one). Structured output (`expect: output`)
+    becomes its one call to `OUTPUT`."""
+    if raw.get("expect") == "output":
+        extra = raw.get("allow_extra_fields", True)
+        call = {"tool": OUTPUT, "args": raw.get("output") or {}, "allow_extra_args": extra}
+        raw = {k: v for k, v in raw.items() if k not in ("output", "allow_extra_fields")}
+        raw["calls"] = [call]
     calls = [
         {
             "tool": c["tool"],
@@ -265,6 +275,12 @@ def case_to_dict(case: Case) -> dict[str, Any]:
         if getattr(case, name) is not None:
             out[name] = getattr(case, name)
     out["expect"] = case.expect
+    if case.expect == "output" and case.calls:
+        output = case.calls[0]
+        out["output"] = {k: dump_matcher(m) for k, m in output.args.items()}
+        if not output.allow_extra_args:
+            out["allow_extra_fields"] = False
+        return out | _tail(case)
     if len(case.calls) > 1 or case.order != "ordered":
         out["order"] = case.order
     if case.extra_calls != "allow":
@@ -275,6 +291,11 @@ def case_to_dict(case: Case) -> dict[str, Any]:
             | ({} if c.allow_extra_args else {"allow_extra_args": False})
             for c in case.calls
         ]
+    return out | _tail(case)
+
+
+def _tail(case: Case) -> dict[str, Any]:
+    out: dict[str, Any] = {}
     if case.tags:
         out["tags"] = list(case.tags)
     if case.notes is not None:

@@ -32,6 +32,7 @@ from toolproxy.grade.sampling import sample
 from toolproxy.store.filters import ExchangeFilter
 from toolproxy.store.queries import exchanges, turns
 from toolproxy.store.rows import CallRow, ExchangeRow
+from toolproxy.wire.structured import OUTPUT, output_call, output_spec
 
 SHORT_ID = 8
 RAW_IN_NOTES = 200  # characters of unparseable argument text quoted in a case's notes
@@ -65,6 +66,9 @@ def _rows(capture: Path, filters: LabelFilters) -> list[dict[str, Any]]:
         for o in exchanges.offered_tools(r, ids):
             if o.name is not None:
                 offered.setdefault(o.exchange_id, set()).add(o.name)
+        for eid, text, fmt, text_param in exchanges.structured_replies(r, ids):
+            if eid not in calls and text and output_spec(fmt, text_param) is not None:
+                calls[eid] = [{**output_call(text).model_dump(), "exchange_id": eid}]
     return [
         {
             "exchange_id": t.exchange_id,
@@ -109,10 +113,11 @@ def _case(row: dict[str, Any]) -> Case:
     started = row["started_at"].astimezone(UTC).isoformat(timespec="seconds")
     notes = [f"labeled from session {row['session_id']}, model {row['model']}, {started}"]
     calls = [_expected_call(c, notes) for c in row["calls"] or []]
+    output = bool(calls) and all(c.tool == OUTPUT for c in calls)  # structured output
     return Case(
-        id=case_id([c.tool for c in calls], row["exchange_id"]),
+        id=case_id(["output" if output else c.tool for c in calls], row["exchange_id"]),
         exchange_id=row["exchange_id"],
-        expect="call" if calls else "no_call",
+        expect="output" if output else "call" if calls else "no_call",
         calls=calls,
         order="unordered" if len(calls) > 1 else "ordered",
         notes="\n".join(notes),

@@ -48,6 +48,7 @@ from pydantic import BaseModel, Field
 
 from toolproxy.grade.labels import PRECEDENCE
 from toolproxy.grade.model import CallGrade, CaseGrade, GradeRow
+from toolproxy.wire.structured import OUTPUT
 
 NONE = "(none)"
 
@@ -303,8 +304,9 @@ def compute_run(
     checked, missing = 0, Counter[str]()
     for c in cases:
         if c.observed and c.offered is not None:
-            checked += len(c.grade.called_tools)
-            missing.update(t for t in c.grade.called_tools if t not in c.offered)
+            called = [t for t in c.grade.called_tools if t != OUTPUT]  # not a tool
+            checked += len(called)
+            missing.update(t for t in called if t not in c.offered)
     exchanges = {g.exchange_id for g in seen if g.exchange_id}
     leaked = [g for g in grades if g.label == "no_call" and g.leaked_format]
     chains = [ch for s in sessions for ch in find_chains(s) if ch.start_exchange in exchanges]

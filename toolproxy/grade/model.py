@@ -87,7 +87,11 @@ class Case(BaseModel):
     wire_format: str | None = None
     messages: Any = Field(default=None, description="own messages when no exchange_id")
     tools: Any = Field(default=None, description="own tools block when no exchange_id")
-    expect: Literal["call", "no_call"] = "call"
+    expect: Literal["call", "no_call", "output"] = Field(
+        default="call",
+        description="output: structured output (response_format / text.format), graded as "
+        "one call to wire.structured.OUTPUT whose args are the output's fields",
+    )
     calls: list[ExpectedCall] = Field(default_factory=list)
     order: Literal["ordered", "unordered"] = "ordered"
     extra_calls: Literal["allow", "forbid"] | Annotated[int, Field(ge=0)] = Field(

@@ -33,6 +33,7 @@ from toolproxy.grade.model import Case, Observation
 from toolproxy.records import ToolCall
 from toolproxy.schema.validator import note_schema_key
 from toolproxy.wire.common import decoded
+from toolproxy.wire.structured import output_call, output_offer, output_spec
 
 UngradableKind = Literal["needs_replay", "no_exchange", "upstream_failed", "not_parsed"]
 
@@ -80,6 +81,13 @@ def _call(index: Any, call_id: Any, name: Any, raw: Any, arguments: Any, error: 
 def _observation(
     exchange: Mapping[str, Any], calls: list[ToolCall], offered: list[dict[str, Any]]
 ) -> Observation:
+    text = exchange.get("assistant_text")
+    if not calls and text and (exchange.get("response_format") or exchange.get("text_format")):
+        spec = output_spec(
+            decoded(exchange.get("response_format")), decoded(exchange.get("text_format"))
+        )
+        if spec is not None:  # structured output: its text is graded as a call
+            calls, offered = [output_call(text)], [*offered, output_offer(spec)]
     return Observation(
         exchange_id=exchange.get("exchange_id"),
         session_id=exchange.get("session_id"),

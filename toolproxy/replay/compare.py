@@ -20,12 +20,20 @@ from toolproxy.grade.model import CallGrade, Case, CaseGrade, ExpectedCall, Matc
 from toolproxy.records import ToolCall
 from toolproxy.replay.model import CallDiff, CellResult, ReplayItem, Step, TurnRecord
 from toolproxy.wire.common import parse_arguments
+from toolproxy.wire.structured import OUTPUT, output_call, output_offer, output_spec
 from toolproxy.wire.toolnames import same_tool
 
 
 def recorded_case(step: Step, case_id: str = "recorded") -> Case:
     """The step's recorded calls as an expectation that accepts them as made (every parsed
-    argument exact; unparsed arguments leave the tool's arguments unchecked)."""
+    argument exact; unparsed arguments leave the tool's arguments unchecked); a recorded
+    structured output, its fields exact (`expect: output`)."""
+    spec = output_spec(step.params.get("response_format"), step.params.get("text"))
+    if spec is not None and not step.recorded_calls and step.recorded_text:
+        parsed = output_call(step.recorded_text).arguments
+        fields = parsed if isinstance(parsed, dict) else {}
+        output = ExpectedCall(tool=OUTPUT, args={k: Matcher(value=v) for k, v in fields.items()})
+        return Case(id=case_id, expect="output", calls=[output], tools=step.tools)
     calls = [
         ExpectedCall(
             tool=c.name or "(unnamed)",
@@ -64,19 +72,24 @@ def parsed_calls(turn: TurnRecord) -> list[ToolCall]:
 
 
 def observe_turn(turn: TurnRecord, step: Step) -> Observation:
-    """A replayed turn as the grader's Observation (offered tools: the step's)."""
+    """A replayed turn as the grader's Observation (offered tools: the step's; a reply to
+    a request for structured output is its one call to `OUTPUT`, as when captured)."""
     calls = [ToolCall(**call.model_dump()) for call in parsed_calls(turn)]
+    offered = [
+        {"name": t["name"], "parameters": t.get("parameters")}
+        for t in (_function(tool) for tool in step.tools)
+        if isinstance(t.get("name"), str)
+    ]
+    spec = output_spec(step.params.get("response_format"), step.params.get("text"))
+    if spec is not None and not calls and turn.text:
+        calls, offered = [output_call(turn.text)], [*offered, output_offer(spec)]
     return Observation(
         exchange_id=turn.exchange_id,
         finish_reason=turn.finish_reason,
         complete=turn.error_kind is None,
         calls=calls,
         text=turn.text if not calls else None,  # a call the candidate's server lost in it
-        offered=[
-            {"name": t["name"], "parameters": t.get("parameters")}
-            for t in (_function(tool) for tool in step.tools)
-            if isinstance(t.get("name"), str)
-        ],
+        offered=offered,
     )
 
 

@@ -253,6 +253,22 @@ def tool_calls(r: Reader, exchange_ids: list[str]) -> list[CallRow]:
     ]
 
 
+def structured_replies(r: Reader, exchange_ids: list[str]) -> list[tuple[str, str, Any, Any]]:
+    """(exchange id, reply text, response_format, Responses' text param) of these exchanges
+    whose request asked for structured output and whose reply is text."""
+    return [
+        (eid, text, decoded(fmt), decoded(text_param))
+        for eid, text, fmt, text_param in r.rows(
+            "SELECT exchange_id, assistant_text, request_params->'response_format', "
+            "request_params->'text' FROM exchanges "
+            f"WHERE {in_ids('exchange_id', 'ids')} AND assistant_text IS NOT NULL "
+            "AND ((request_params->'response_format') IS NOT NULL "
+            "OR (request_params->'text') IS NOT NULL)",
+            {"ids": exchange_ids},
+        )
+    ]
+
+
 def offered_tools(r: Reader, exchange_ids: list[str]) -> list[OfferedRow]:
     """The tools these exchanges offered, by exchange then position."""
     return [

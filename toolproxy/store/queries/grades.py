@@ -27,6 +27,8 @@ class GradedExchange(NamedTuple):
     status_code: int | None
     error_kind: str | None
     error_message: str | None
+    response_format: Any  # Chat's request_params.response_format (JSON), else None
+    text_format: Any  # Responses' request_params.text (JSON), else None
 
 
 class ObservationRows(NamedTuple):
@@ -48,7 +50,8 @@ def observation_rows(r: Reader, exchange_ids: list[str]) -> ObservationRows:
             GradedExchange,
             "SELECT exchange_id, session_id, coalesce(model_returned, model_requested), "
             "finish_reason, assistant_text, parse_status, parse_error, wire_format, "
-            f"status_code, error_kind, error_message FROM exchanges {where}",
+            "status_code, error_kind, error_message, request_params->'response_format', "
+            f"request_params->'text' FROM exchanges {where}",
             ids,
         ),
         calls=r.typed(
