@@ -73,6 +73,8 @@ def send(client: openai.OpenAI, index: int, item: CorpusItem) -> None:
     }
     if tools:
         args["tools"] = tools
+    if item.response_format:
+        args["response_format"] = item.response_format
     try:
         if is_streamed(index, item):
             for _ in client.chat.completions.create(stream=True, **args):
