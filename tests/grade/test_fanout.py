@@ -179,10 +179,10 @@ def children(pid: int) -> list[int]:
     return [int(c) for c in text.split()]
 
 
-@pytest.mark.parametrize("how", ["ctrl-c", "kill"])
-def test_stopping_midway_leaves_no_worker_and_no_run(capture, tmp_path, how) -> None:  # noqa: F811
+def grading_in_workers(cap: Path, tmp_path: Path) -> tuple[subprocess.Popen[str], list[int]]:
+    """`toolproxy grade -j 2` on 40,000 cases, once both its workers run: (it, them)."""
     cases = write_jsonl(tmp_path / "cases.jsonl", many_cases(40_000))
-    argv = [*TOOLPROXY, "grade", str(cases), "-c", str(capture), "--run", "stop", "-j", "2"]
+    argv = [*TOOLPROXY, "grade", str(cases), "-c", str(cap), "--run", "stop", "-j", "2"]
     proc = subprocess.Popen(
         argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
     )
@@ -191,6 +191,17 @@ def test_stopping_midway_leaves_no_worker_and_no_run(capture, tmp_path, how) -> 
         time.sleep(0.02)
     workers = children(proc.pid)
     assert len(workers) >= 2, "the workers never started"
+    return proc, workers
+
+
+def gone(pid: int) -> bool:
+    status = Path(f"/proc/{pid}/status")
+    return not status.exists() or "zombie" in status.read_text()
+
+
+@pytest.mark.parametrize("how", ["ctrl-c", "kill"])
+def test_stopping_midway_leaves_no_worker_and_no_run(capture, tmp_path, how) -> None:  # noqa: F811
+    proc, workers = grading_in_workers(capture, tmp_path)
     if how == "ctrl-c":
         os.killpg(proc.pid, signal.SIGINT)  # what a terminal sends the whole group
     else:
@@ -198,31 +209,15 @@ def test_stopping_midway_leaves_no_worker_and_no_run(capture, tmp_path, how) -> 
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == (130 if how == "ctrl-c" else 143)
     assert "Traceback" not in err
-    for pid in workers:
-        assert (
-            not Path(f"/proc/{pid}").exists() or "zombie" in Path(f"/proc/{pid}/status").read_text()
-        )
+    assert all(gone(pid) for pid in workers)
     assert not list(capture.glob("segments/grade-*/grades.*.jsonl"))
 
 
 def test_a_worker_killed_by_the_system_fails_the_run_clearly(capture, tmp_path) -> None:  # noqa: F811
-    cases = write_jsonl(tmp_path / "cases.jsonl", many_cases(40_000))
-    argv = [*TOOLPROXY, "grade", str(cases), "-c", str(capture), "--run", "oom", "-j", "2"]
-    proc = subprocess.Popen(
-        argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
-    )
-    deadline = time.monotonic() + 60
-    while len(children(proc.pid)) < 2 and proc.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.02)
-    workers = children(proc.pid)
-    assert len(workers) >= 2, "the workers never started"
+    proc, workers = grading_in_workers(capture, tmp_path)
     os.kill(workers[0], signal.SIGKILL)  # what the out-of-memory killer does
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 1 and out == ""
     assert err.startswith("toolproxy: a grading worker died") and err.count("\n") == 1
     assert not list(capture.glob("segments/grade-*/grades.*.jsonl"))
-    assert not any(
-        Path(f"/proc/{pid}/status").exists()
-        and "zombie" not in Path(f"/proc/{pid}/status").read_text()
-        for pid in workers
-    )
+    assert all(gone(pid) for pid in workers)

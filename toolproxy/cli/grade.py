@@ -121,15 +121,14 @@ def cmd_report(args: argparse.Namespace) -> int:
     import json
 
     from toolproxy.grade import gate
+    from toolproxy.grade.rendering import render_terminal, write_outputs
     from toolproxy.grade.report import (
         build_report,
         build_tables,
         load_cases,
         load_gallery,
         load_sessions,
-        render_terminal,
         select_runs,
-        write_outputs,
     )
 
     thresholds = [gate.parse_threshold(t) for t in args.threshold]
