@@ -46,6 +46,7 @@ BAD = [
     (["mcp", "check", "--session", "nosuch", "-c", "{cap}"], "no session id is or starts with"),
     (["label", "-c", "{cap}", "-o", "{file}/cases.yaml"], "not a directory"),
     (["label", "-c", "{cap}", "-o", "{dir}/cases.txt"], ".yaml"),
+    (["label", "--adjudicate", "{dir}/none.yaml", "{bad}", "-o", "{dir}/m.yaml"], "cannot read"),
     (["label", "-c", "{cap}", "--session", "nosuch", "-o", "{dir}/c.yaml"], "no session id"),
     (["grade", "{dir}/none.yaml", "--run", "r", "-c", "{cap}"], "cannot read"),
     (["grade", "{bad}", "--run", "r", "-c", "{cap}"], "not valid YAML"),

@@ -20,6 +20,10 @@ def cmd_label(args: argparse.Namespace) -> int:
 
     out: Path = args.out
     file_format(out)  # a bad suffix fails before any work
+    if args.adjudicate:
+        return adjudicate_files(args.adjudicate, args.resolved, out)
+    if args.resolved:
+        raise UserError("--resolved goes with --adjudicate A B")
     if args.sample is None and args.stratify:
         raise UserError("--stratify goes with --sample N")
     if args.import_file is not None:
@@ -60,6 +64,41 @@ def cmd_label(args: argparse.Namespace) -> int:
             f"next: review and edit them (plain values match exactly; see docs/grading.md "
             f"'Expectations'), then: toolproxy grade {out} --run NAME"
         )
+    return 0
+
+
+def adjudicate_files(files: list[Path], resolved: Path | None, out: Path) -> int:
+    """`label --adjudicate A B [--resolved R]`: list what two reviewers disagree on; write
+    the merged cases to `out` once nothing is left open (exit 0), else write nothing
+    (exit 1)."""
+    import json
+
+    from toolproxy.grade.adjudicate import adjudicate
+    from toolproxy.grade.expectations import dump_cases, load_cases
+    from toolproxy.util.table import format_table
+
+    a, b = (load_cases([f]) for f in files)
+    done = adjudicate(a, b, load_cases([resolved]) if resolved else [])
+    if done.open:
+        show = lambda v: json.dumps(v, ensure_ascii=False)  # noqa: E731
+        rows = [[d.case_id, d.where, show(d.a), show(d.b)] for d in done.open]
+        cases = len({d.case_id for d in done.open})
+        print(format_table(["case", "field", str(files[0]), str(files[1])], rows, width=60))
+        print(
+            f"\n{len(rows)} disagreement(s) in {cases} case(s); nothing written. Next: fix "
+            "either file, or write each case as it should be into a resolutions file and "
+            "run again with --resolved FILE"
+        )
+        return 1
+    header = (
+        f"toolproxy label --adjudicate {files[0]} {files[1]}"
+        + (f" --resolved {resolved}" if resolved else "")
+        + f": {done.agreed} agreed, {done.resolved} resolved."
+    )
+    dump_cases(done.merged, out, header)
+    print(
+        f"wrote {len(done.merged)} cases to {out} ({done.agreed} agreed, {done.resolved} resolved)"
+    )
     return 0
 
 
@@ -194,6 +233,19 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         help="cases file to write (.yaml/.yml or .jsonl; default expectations/cases.yaml)",
     )
     p.add_argument("--append", action="store_true", help="add to --out instead of replacing")
+    p.add_argument(
+        "--adjudicate",
+        nargs=2,
+        type=Path,
+        metavar=("A", "B"),
+        help="instead: compare two reviewers' cases files, list every disagreement, and "
+        "write the merged cases to --out once none is left",
+    )
+    p.add_argument(
+        "--resolved",
+        type=Path,
+        help="with --adjudicate: cases written as they should be, settling disagreements",
+    )
 
     p = add_command(sub, "grade", cmd_grade)
     p.add_argument("cases", type=Path, nargs="+", help="expectation files (.yaml/.yml/.jsonl)")
