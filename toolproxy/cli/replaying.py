@@ -163,12 +163,12 @@ def cmd_replay(args: argparse.Namespace) -> int:
     """Re-send captured sessions or cases to candidate models, resumably, then grade them."""
     from toolproxy.replay.engine import plan_cells
 
-    repeats = args.repeats
+    config, repeats = load_config(args.config), args.repeats
     if args.suite:
         args.cases = [*args.cases, suite_path(args.suite)]
-        if repeats is None and "repeats" not in load_config(args.config).model_fields_set:
+        if repeats is None and "repeats" not in config.model_fields_set:
             repeats = SUITE_REPEATS
-    config = select_config(load_config(args.config), args.candidate, repeats)
+    config = select_config(config, args.candidate, repeats)
     run = args.run or f"{args.config.stem}-{datetime.now(UTC):%Y%m%dT%H%M%S}"
     if not args.cases and not Path(args.capture).exists():  # replaying traffic: it must exist
         raise UserError(f"no capture at {args.capture}: record one first, or check --capture")

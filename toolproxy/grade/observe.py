@@ -33,7 +33,7 @@ from toolproxy.grade.model import Case, Observation
 from toolproxy.records import ToolCall
 from toolproxy.schema.validator import note_schema_key
 from toolproxy.wire.common import decoded
-from toolproxy.wire.structured import output_call, output_offer, output_spec
+from toolproxy.wire.structured import with_output
 
 UngradableKind = Literal["needs_replay", "no_exchange", "upstream_failed", "not_parsed"]
 
@@ -82,12 +82,12 @@ def _observation(
     exchange: Mapping[str, Any], calls: list[ToolCall], offered: list[dict[str, Any]]
 ) -> Observation:
     text = exchange.get("assistant_text")
-    if not calls and text and (exchange.get("response_format") or exchange.get("text_format")):
-        spec = output_spec(
-            decoded(exchange.get("response_format")), decoded(exchange.get("text_format"))
+    if exchange.get("response_format") or exchange.get("text_format"):  # structured output?
+        fmt, text_param = (
+            decoded(exchange.get("response_format")),
+            decoded(exchange.get("text_format")),
         )
-        if spec is not None:  # structured output: its text is graded as a call
-            calls, offered = [output_call(text)], [*offered, output_offer(spec)]
+        calls, offered = with_output(calls, offered, text, fmt, text_param)
     return Observation(
         exchange_id=exchange.get("exchange_id"),
         session_id=exchange.get("session_id"),

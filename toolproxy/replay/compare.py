@@ -20,7 +20,7 @@ from toolproxy.grade.model import CallGrade, Case, CaseGrade, ExpectedCall, Matc
 from toolproxy.records import ToolCall
 from toolproxy.replay.model import CallDiff, CellResult, ReplayItem, Step, TurnRecord
 from toolproxy.wire.common import parse_arguments
-from toolproxy.wire.structured import OUTPUT, output_call, output_offer, output_spec
+from toolproxy.wire.structured import OUTPUT, output_call, output_spec, with_output
 from toolproxy.wire.toolnames import same_tool
 
 
@@ -80,9 +80,10 @@ def observe_turn(turn: TurnRecord, step: Step) -> Observation:
         for t in (_function(tool) for tool in step.tools)
         if isinstance(t.get("name"), str)
     ]
-    spec = output_spec(step.params.get("response_format"), step.params.get("text"))
-    if spec is not None and not calls and turn.text:
-        calls, offered = [output_call(turn.text)], [*offered, output_offer(spec)]
+    params = step.params
+    calls, offered = with_output(
+        calls, offered, turn.text, params.get("response_format"), params.get("text")
+    )
     return Observation(
         exchange_id=turn.exchange_id,
         finish_reason=turn.finish_reason,

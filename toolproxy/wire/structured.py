@@ -68,3 +68,22 @@ def output_call(text: str) -> ToolCall:
 def output_offer(spec: OutputSpec) -> dict[str, Any]:
     """`OUTPUT` as an offered tool (name and parameters), for the checker."""
     return {"name": OUTPUT, "parameters": spec.schema}
+
+
+def with_output(
+    calls: list[ToolCall],
+    offered: list[dict[str, Any]],
+    text: str | None,
+    response_format: Any = None,
+    text_param: Any = None,
+) -> tuple[list[ToolCall], list[dict[str, Any]]]:
+    """A reply's calls and offered tools as the grader sees them: a text reply to a request
+    for structured output becomes its one call to `OUTPUT` (offered with the requested
+    schema); any other reply is left as it is. The rule captured, replayed and corpus
+    replies share."""
+    if calls or not text:
+        return calls, offered
+    spec = output_spec(response_format, text_param)
+    if spec is None:
+        return calls, offered
+    return [output_call(text)], [*offered, output_offer(spec)]
