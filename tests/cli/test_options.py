@@ -54,6 +54,8 @@ BAD = [
     (["report", "-c", "{cap}", "--baseline", "nosuch"], "unknown run(s) nosuch"),
     (["report", "-c", "{cap}", "--run", "nosuch"], "unknown run(s) nosuch"),
     (["report", "-c", "{cap}", "--threshold", "fast"], "bad threshold 'fast'"),
+    (["report", "-c", "{cap}", "--prices", "{bad}"], "broken.yaml: not YAML"),
+    (["report", "-c", "{cap}", "--prices", "{dir}/none.yaml"], "cannot read price file"),
     (["replay", "{dir}/none.yaml", "-c", "{cap}"], "cannot read the replay config"),
     (["replay", "{bad}", "-c", "{cap}"], "not a valid replay config"),
     (["replay", str(REPLAYS / "scripted.yaml"), "-c", "{cap}", "--repeats", "0"], "1 or more"),

@@ -24,7 +24,7 @@ def report_of():
 
 def test_csv_has_a_row_per_run_and_metric_with_n_a_empty() -> None:
     rows = list(csv.DictReader(io.StringIO(csv_text(report_of()))))
-    assert {r["section"] for r in rows} == {"run", "label", "vendor", "family"}
+    assert {r["section"] for r in rows} == {"run", "label", "vendor", "cost", "family"}
     family = {(r["run"], r["metric"]): r["value"] for r in rows if r["section"] == "family"}
     assert family[("r", "unions.pass_rate")] == "0.0"
     assert family[("s", "enums.graded")] == "2"

@@ -17,7 +17,7 @@ from toolproxy import store
 from toolproxy.cli.main import main
 from toolproxy.grade.labels import PRECEDENCE
 from toolproxy.grade.model import ArgGrade, CallGrade, GradeRow
-from toolproxy.grade.report import RUN_ROWS, VENDOR_ROWS, load_cases
+from toolproxy.grade.report import COST_ROWS, RUN_ROWS, VENDOR_ROWS, load_cases
 from toolproxy.records import ToolCall, ToolOffered, ToolResult
 from toolproxy.store.segments import SegmentWriter
 
@@ -200,7 +200,7 @@ def test_out_writes_csv_json_and_markdown_gallery(cap: Path, tmp_path: Path) -> 
     assert report(cap, "--baseline", "base", "--out", str(out)) == 0
     with (out / "report.csv").open() as f:
         rows = list(csv.DictReader(f))
-    per_run = len(RUN_ROWS) + len(PRECEDENCE) + len(VENDOR_ROWS)
+    per_run = len(RUN_ROWS) + len(PRECEDENCE) + len(VENDOR_ROWS) + len(COST_ROWS)
     assert len(rows) == 2 * per_run
     assert len({(r["run"], r["section"], r["metric"]) for r in rows}) == len(rows)
     cell = {(r["run"], r["metric"]): r for r in rows}
@@ -356,3 +356,56 @@ def test_no_section_for_calls_lost_in_text_when_there_are_none(
 ) -> None:
     assert report(cap) == 0
     assert "lost in text" not in capsys.readouterr().out
+
+
+PRICES = """
+prices:
+  - model: "m"
+    host: "api.example.com:*"
+    input_per_mtok: 1.0
+    output_per_mtok: 2.0
+"""
+
+
+def test_prices_give_cost_per_case_run_and_the_delta_vs_baseline(
+    cap: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    prices = tmp_path / "prices.yaml"
+    prices.write_text(PRICES)
+    assert report(cap, "--baseline", "base", "--prices", str(prices), "--json") == 0
+    costs = json.loads(capsys.readouterr().out)["costs"]
+    # base: four exchanges of 100 in / 10 out; cand: three of 80/5 and one of 100/10
+    base, cand = (100 + 2 * 10) / 1e6, (3 * (80 + 2 * 5) + (100 + 2 * 10)) / 1e6
+    assert costs["base"]["cost_total"] == pytest.approx(4 * base)
+    assert costs["base"]["cost_per_passed"] == pytest.approx(4 * base / 2)
+    assert costs["cand"]["cost_per_case"] == pytest.approx(cand / 4)
+    assert costs["cand"]["cost_delta"] == pytest.approx((cand / 4) / base - 1)
+    # cand's c3 called get_time with nothing expected: its share of y4's 5 output tokens
+    assert costs["cand"]["over_tooling_tokens"] == 5
+    assert costs["cand"]["over_tooling_cost"] == pytest.approx((80 + 2 * 5) / 1e6 * 5 / 85)
+    assert costs["base"]["prices"] == [
+        {"model": "m", "endpoint": "api.example.com:443", "how": "prices.yaml rule 1 (per token)",
+         "input_per_mtok": 1.0, "output_per_mtok": 2.0, "cases": 4,
+         "cost": pytest.approx(4 * base)},
+    ]  # fmt: skip
+    assert report(cap, "--baseline", "base", "--prices", str(prices)) == 0
+    out = capsys.readouterr().out
+    assert "Cost (prices: prices.yaml (1 rule), then genai-prices" in out
+    assert "per case vs base" in out and "-18.7%" in out  # -18.75 %
+    # cost is gateable like any metric
+    assert report(cap, "--prices", str(prices), "--threshold", "cost_per_case<=0.0001") == 1
+    gates = capsys.readouterr().out
+    assert "cost_per_case<=0.0001" in gates and "failed" in gates
+
+
+def test_without_a_price_file_an_unknown_endpoint_is_unpriced_and_said(
+    cap: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert report(cap) == 0
+    out = capsys.readouterr().out
+    assert "endpoint api.example.com:443 is not a provider genai-prices knows" in out
+    assert report(cap, "--json") == 0
+    costs = json.loads(capsys.readouterr().out)["costs"]
+    assert costs["base"]["unpriced_cases"] == 4 and costs["base"]["cost_total"] is None
+    # a cost gate on a run nothing could price fails closed
+    assert report(cap, "--threshold", "cost_per_case<=1") == 1

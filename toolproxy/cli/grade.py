@@ -4,8 +4,13 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from toolproxy.cli import options
+from toolproxy.errors import UserError
+
+if TYPE_CHECKING:
+    from toolproxy.grade.prices import Pricer
 
 
 def cmd_label(args: argparse.Namespace) -> int:
@@ -155,6 +160,19 @@ def cmd_grade(args: argparse.Namespace) -> int:
     return 0
 
 
+def pricer_of(path: Path | None) -> Pricer:
+    """The pricer of `report --prices FILE` (genai-prices' database alone without one)."""
+    from toolproxy.grade.prices import Pricer, load_price_file
+
+    if path is None:
+        return Pricer()
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as e:
+        raise UserError(f"cannot read price file {path}: {e.strerror}") from None
+    return Pricer(load_price_file(text, str(path)), source=path.name)
+
+
 def cmd_report(args: argparse.Namespace) -> int:
     """Compare graded runs: metrics, labels, vendor tables, files, gates (exit 1 when one fails)."""
     import json
@@ -166,6 +184,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         build_tables,
         load_cases,
         load_gallery,
+        load_result_sizes,
         load_sessions,
         select_runs,
     )
@@ -173,12 +192,14 @@ def cmd_report(args: argparse.Namespace) -> int:
     thresholds = [gate.parse_threshold(t) for t in args.threshold]
     if args.fail_on_regression and not args.baseline:
         raise gate.GateError("--fail-on-regression needs --baseline RUN")
+    pricer = pricer_of(args.prices)
     runs = select_runs(args.capture, args.run, args.baseline)
     cases = load_cases(args.capture, runs)
     sids = sorted({c.grade.session_id for rs in cases.values() for c in rs if c.grade.session_id})
     report = build_report(
         cases, load_sessions(args.capture, sids), args.baseline, thresholds,
-        args.fail_on_regression,
+        args.fail_on_regression, pricer,
+        load_result_sizes(args.capture, cases),
     )  # fmt: skip
     if args.out or args.json:
         report.gallery = load_gallery(args.capture, cases)
@@ -292,3 +313,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--out", "-o", type=Path, help="folder for report.csv, report.json, report.md")
     p.add_argument("--junit", type=Path, help="write the gate as JUnit XML here")
     p.add_argument("--json", action="store_true", help="print JSON instead of tables")
+    p.add_argument(
+        "--prices",
+        type=Path,
+        help="price file (YAML) tried before genai-prices' database: per-token, per-hour "
+        "or as-provider rules for self-hosted endpoints and gateways",
+    )

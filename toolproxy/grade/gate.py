@@ -31,10 +31,10 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from toolproxy.errors import UserError
-from toolproxy.grade import metrics, vendor
+from toolproxy.grade import cost, metrics, vendor
 from toolproxy.grade.metrics import MetricSpec
 
-KNOWN: dict[str, MetricSpec] = metrics.SPECS | vendor.SPECS
+KNOWN: dict[str, MetricSpec] = metrics.SPECS | vendor.SPECS | cost.SPECS
 DEFAULT_REGRESSION = (
     "pass_rate",
     "selection_accuracy",

@@ -48,6 +48,7 @@ from pydantic import BaseModel, Field
 
 from toolproxy.grade.labels import PRECEDENCE
 from toolproxy.grade.model import CallGrade, CaseGrade, GradeRow
+from toolproxy.grade.prices import Call
 from toolproxy.wire.structured import OUTPUT
 
 NONE = "(none)"
@@ -102,6 +103,7 @@ class CaseRecord(BaseModel):
     decode_tps: float | None = Field(default=None, description="exchange's decode tokens/s")
     finish_reason: str | None = Field(default=None, description="exchange's finish reason")
     tags: list[str] = Field(default_factory=list, description="the case's tags")
+    call: Call | None = Field(default=None, description="its exchange as pricing sees it")
 
 
 class SessionCall(BaseModel):

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from toolproxy.grade.report import (
+    COST_ROWS,
     FAMILY_ROWS,
     RUN_ROWS,
     VENDOR_ROWS,
@@ -69,6 +70,9 @@ def csv_text(report: Report) -> str:
         w.writerows([r, base, "run", k, _csv(getattr(m, k))] for k in RUN_ROWS)
         w.writerows([r, base, "label", k, n] for k, n in m.label_counts.items())
         w.writerows([r, base, "vendor", k, _csv(getattr(v, k))] for k in VENDOR_ROWS)
+        if r in report.costs:
+            c = report.costs[r]
+            w.writerows([r, base, "cost", k, _csv(getattr(c, k))] for k in COST_ROWS)
         for tag, s in report.families.get(r, {}).items():
             w.writerows([r, base, "family", f"{tag}.{k}", _csv(getattr(s, k))] for k in FAMILY_ROWS)
     return buf.getvalue()

@@ -6,7 +6,8 @@ API (`toolproxy.store.queries.grades`); the numbers come from the pure
 case, its latest `graded_at`. Outputs with `--out DIR`:
 
 * report.csv: one row per run x metric (`run, baseline, section, metric, value`;
-  sections `run`, `label`, `vendor`, `family` (`<tag>.pass_rate`, ...); empty value = n/a);
+  sections `run`, `label`, `vendor`, `cost` (dollars), `family` (`<tag>.pass_rate`, ...);
+  empty value = n/a);
 * report.json: everything (`Report`);
 * report.md: the tables, then the failure-transcript gallery: per label, up to
   GALLERY_LIMIT cases per run that earned it, each with the user's last message, the
@@ -20,7 +21,7 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -28,6 +29,7 @@ from pydantic import BaseModel, Field
 
 from toolproxy.errors import UserError
 from toolproxy.grade import gate
+from toolproxy.grade.cost import ResultSize, RunCost, call_of, extra_calls, run_costs
 from toolproxy.grade.families import FamilyScore, family_scores, matrix_rows
 from toolproxy.grade.gallery import Transcript, transcript_of
 from toolproxy.grade.labels import PRECEDENCE
@@ -43,6 +45,8 @@ from toolproxy.grade.metrics import (
     tool_values,
 )
 from toolproxy.grade.model import GradeRow
+from toolproxy.grade.prices import Pricer
+from toolproxy.grade.sections import Table, cost_tables, lost_in_text
 from toolproxy.grade.vendor import IRF_METRICS, VendorMetrics, compare_runs
 
 if TYPE_CHECKING:
@@ -55,19 +59,15 @@ RUN_ROWS = (
     "extra_calls", "over_tooling", "calls_checked", "nonexistent_calls", "nonexistent_rate",
     "retry_chains", "retries", "retries_per_case", "recovery_rate",
 )  # fmt: skip
+COST_ROWS = (
+    "priced_cases", "unpriced_cases", "cost_total", "cost_per_case", "cost_per_passed",
+    "cost_delta", "over_tooling_tokens", "over_tooling_cost",
+)  # fmt: skip
 FAMILY_ROWS = ("cases", "graded", "passed", "pass_rate")
 VENDOR_ROWS = (
     "trigger_precision", "trigger_recall", "trigger_f1", "success_rate", "calls",
     "schema_accuracy", "avg_tokens", "avg_ttft_ms", "tps", "irf_score",
 )  # fmt: skip
-
-
-class Table(BaseModel):
-    """One section of the report, rendered as a terminal table and as Markdown."""
-
-    title: str
-    columns: list[str]
-    rows: list[list[Any]]
 
 
 class Report(BaseModel):
@@ -84,6 +84,10 @@ class Report(BaseModel):
     gallery: dict[str, list[Transcript]] = Field(
         default_factory=dict, description="label -> failing cases that earned it"
     )
+    costs: dict[str, RunCost] = Field(
+        default_factory=dict, description="per run: cost in dollars (toolproxy.grade.cost)"
+    )
+    prices: str | None = Field(default=None, description="where the prices came from")
 
 
 # --- reading the store -----------------------------------------------------------------
@@ -133,8 +137,8 @@ def case_records(rows: Sequence[CaseRow], runs: Sequence[str]) -> dict[str, list
         if "case_id" not in fields:  # an unreadable row (hand-edited segment line)
             continue
         fields |= {"passed": bool(fields.get("passed")), "graded_at": fields.get("graded_at", "")}
-        _, recorded, tin, tout, ttfb, tps, finish, session, names = row
-        stored = GradeRow.model_validate(fields | {"session_id": session})
+        recorded, tin, tout = row.recorded, row.input_tokens, row.output_tokens
+        stored = GradeRow.model_validate(fields | {"session_id": row.session_id})
         grade = grade_of(stored)
         out[fields["run"]].append(
             CaseRecord(
@@ -142,13 +146,22 @@ def case_records(rows: Sequence[CaseRow], runs: Sequence[str]) -> dict[str, list
                 grade=grade,
                 source=stored.source,
                 observed=observed_of(stored),
-                offered=(list(names or []) if recorded else None),
+                offered=(list(row.offered or []) if recorded else None),
                 input_tokens=tin,
                 output_tokens=tout,
-                ttfb_ms=ttfb,
-                decode_tps=tps,
-                finish_reason=finish,
+                ttfb_ms=row.ttfb_ms,
+                decode_tps=row.decode_tps,
+                finish_reason=row.finish_reason,
                 tags=tags_of(stored),
+                call=call_of(
+                    row.model or stored.model,
+                    (row.scheme, row.host, row.port, row.path),
+                    (tin, tout, row.cached_input_tokens),
+                    row.latency_ms,
+                    row.started_at,
+                )
+                if recorded
+                else None,
             )
         )
     return out
@@ -183,6 +196,24 @@ def session_records(rows: Sequence[tuple[Any, ...]]) -> dict[str, list[SessionCa
             )
         )
     return dict(out)
+
+
+def load_result_sizes(
+    capture: Path, cases: dict[str, list[CaseRecord]]
+) -> dict[tuple[str, str | None], ResultSize]:
+    """The results of over-tooled cases' calls, for what over-tooling cost."""
+    from toolproxy import store
+    from toolproxy.grade.cost import sizes_by_call
+    from toolproxy.store.queries.grades import result_sizes
+
+    ids = sorted(
+        {c.grade.exchange_id for rs in cases.values() for c in rs if c.grade.exchange_id}
+        & {c.grade.exchange_id for rs in cases.values() for c in rs if extra_calls(c)}
+    )
+    if not ids:
+        return {}
+    with store.reading(capture) as r:
+        return sizes_by_call([ResultSize(*row) for row in result_sizes(r, ids)])
 
 
 def load_gallery(
@@ -234,14 +265,21 @@ def build_report(
     baseline: str | None = None,
     thresholds: Sequence[gate.Threshold] = (),
     fail_on_regression: bool = False,
+    pricer: Pricer | None = None,
+    sizes: Mapping[tuple[str, str | None], ResultSize] | None = None,
 ) -> Report:
-    """Per-run and vendor metrics plus the gates, for runs in `cases`' order."""
+    """Per-run, vendor and cost metrics plus the gates, for runs in `cases`' order
+    (prices from `pricer`, else genai-prices' database alone)."""
     per_run: dict[str, RunMetrics] = {}
     for run, records in cases.items():
         ids = {c.grade.session_id for c in records if c.grade.session_id}
         per_run[run] = compute_run(run, records, [sessions[s] for s in ids if s in sessions])
     vendor = {v.run: v for v in compare_runs(cases, baseline)}
-    values = {run: per_run[run].values() | vendor[run].values() for run in cases}
+    pricer = pricer or Pricer()
+    costs = run_costs(cases, pricer, baseline, sizes)
+    values = {
+        run: per_run[run].values() | vendor[run].values() | costs[run].values() for run in cases
+    }
     per_tool = None
     if any(t.tool or t.each_tool for t in thresholds):
         per_tool = {run: tool_values(records, sessions) for run, records in cases.items()}
@@ -252,6 +290,8 @@ def build_report(
         vendor=vendor,
         gates=gate.evaluate(values, thresholds, baseline, fail_on_regression, per_tool),
         families={run: family_scores(records) for run, records in cases.items()},
+        costs=costs,
+        prices=pricer.describe(),
     )
 
 
@@ -296,6 +336,8 @@ def build_tables(report: Report) -> list[Table]:
     tables.append(
         Table(title=f"Vendor metrics ({against})", columns=["metric", *heads], rows=vendor_rows)
     )
+    if report.costs:
+        tables.extend(cost_tables(runs, heads, report.costs, report.baseline, report.prices))
     for r in runs:
         conf = m[r].confusion
         expected = [*sorted(set(conf) - {NONE}), NONE]
@@ -324,24 +366,8 @@ def build_tables(report: Report) -> list[Table]:
             )
         )
     if any(m[r].leaked_no_calls for r in runs):
-        tables.append(lost_in_text(report))
+        tables.append(lost_in_text(runs, m))
     if report.gates:
         rows = [[g.run, g.name, g.status, g.message] for g in report.gates]
         tables.append(Table(title="Gates", columns=["run", "gate", "result", "why"], rows=rows))
     return tables
-
-
-def lost_in_text(report: Report) -> Table:
-    """no_call cases whose text held calls a server's parser lost: per run and format, and
-    how many of those calls would have passed ("the model chose right, the server lost it")."""
-    rows = []
-    for r in report.runs:
-        m = report.metrics[r]
-        if m.leaked_no_calls:
-            formats = ", ".join(f"{f} {n}" for f, n in m.leaked_formats.items())
-            rows.append([r, m.leaked_no_calls, formats, m.leaked_would_pass])
-    return Table(
-        title="Tool calls lost in text (no_call; the server returned the call as text)",
-        columns=["run", "no_call cases", "formats", "would have passed"],
-        rows=rows,
-    )

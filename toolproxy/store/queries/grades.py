@@ -124,16 +124,27 @@ class CaseRow(NamedTuple):
     finish_reason: str | None
     session_id: str | None
     offered: list[str] | None
+    # what pricing reads (toolproxy.grade.cost.call_of)
+    cached_input_tokens: int | None = None
+    scheme: str | None = None
+    host: str | None = None
+    port: int | None = None
+    path: str | None = None
+    latency_ms: float | None = None
+    started_at: Any = None
+    model: str | None = None  # the model that answered (returned, else requested)
 
 
 def latest_grades(r: Reader, runs: list[str]) -> list[CaseRow]:
     """Each case's latest grade in each of `runs`, by case id, with its exchange's usage,
-    timing and offered tool names."""
+    timing, offered tool names and what pricing needs (endpoint, duration, start)."""
     cols = ", ".join(f"g.{c}" for c in GRADE_COLUMNS)
     rows = r.rows(
         f"SELECT {cols}, e.exchange_id IS NOT NULL, e.input_tokens, e.output_tokens, "
         "e.ttfb_ms, e.decode_tps, e.finish_reason, coalesce(g.session_id, e.session_id), "
-        "o.names FROM grades g LEFT JOIN exchanges e USING (exchange_id) "
+        "o.names, e.cached_input_tokens, e.scheme, e.host, e.port, e.path, e.latency_ms, "
+        "e.started_at, coalesce(e.model_returned, e.model_requested) "
+        "FROM grades g LEFT JOIN exchanges e USING (exchange_id) "
         "LEFT JOIN (SELECT exchange_id, list(name ORDER BY position) AS names "
         "FROM tools_offered GROUP BY exchange_id) o USING (exchange_id) "
         f"WHERE {in_ids('g.run', 'runs')} "
@@ -143,6 +154,18 @@ def latest_grades(r: Reader, runs: list[str]) -> list[CaseRow]:
     )
     n = len(GRADE_COLUMNS)
     return [CaseRow(row[:n], *row[n:]) for row in rows]
+
+
+def result_sizes(r: Reader, exchange_ids: list[str]) -> list[tuple[Any, ...]]:
+    """Per call of these exchanges: (exchange, call id, result length, the input tokens and
+    messages' length of the request that carried the result); NULLs when none did."""
+    return r.rows(
+        "SELECT c.exchange_id, c.call_id, length(c.result), e.input_tokens, "
+        "length(CAST(e.messages AS VARCHAR)) FROM call_results c "
+        "LEFT JOIN exchanges e ON e.exchange_id = c.result_exchange_id "
+        f'WHERE {in_ids("c.exchange_id", "ids")} ORDER BY c.exchange_id, c."index"',
+        {"ids": exchange_ids},
+    )
 
 
 class SessionCallRow(NamedTuple):
