@@ -55,6 +55,28 @@ BAD = [
     (["report", "-c", "{cap}", "--run", "nosuch"], "unknown run(s) nosuch"),
     (["report", "-c", "{cap}", "--threshold", "fast"], "bad threshold 'fast'"),
     (["report", "-c", "{cap}", "--prices", "{bad}"], "broken.yaml: not YAML"),
+    (
+        ["judge", "calibrate", "{bad}", "--judge-url", "http://127.0.0.1:9", "--judge-model", "m"],
+        "broken.yaml: not YAML",
+    ),
+    (
+        ["judge", "calibrate", "{file}", "--judge-url", "x", "--judge-model", "m"],
+        "expected a base URL",
+    ),
+    (
+        [
+            "judge",
+            "calibrate",
+            "{file}",
+            "--judge-url",
+            "http://h",
+            "--judge-model",
+            "m",
+            "--min-kappa",
+            "2",
+        ],
+        "a kappa is a number from -1 to 1",
+    ),
     (["report", "-c", "{cap}", "--prices", "{dir}/none.yaml"], "cannot read price file"),
     (["replay", "{dir}/none.yaml", "-c", "{cap}"], "cannot read the replay config"),
     (["replay", "{bad}", "-c", "{cap}"], "not a valid replay config"),

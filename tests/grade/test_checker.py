@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from toolproxy.grade.checker import ToolNames, grade_case, make_grader, offered_tools
 from toolproxy.grade.model import Case, ExpectedCall, Matcher, Observation
 from toolproxy.records import ToolCall
@@ -333,6 +335,25 @@ def test_the_judge_is_not_asked_after_the_schema_stage_failed():
     got = make_grader(judge)(judged, seen(("get_weather", '{"city": "Lyon", "unit": "c"}')))
     assert asked == ["Lyon"] and got.passed
     assert (got.calls[0].args[0].judged, got.calls[0].args[0].judge_reason) == (True, "fine")
+
+
+@pytest.mark.parametrize(
+    ("score", "pass_at", "passed"),
+    [(1.0, None, True), (0.5, None, False), (0.5, 0.5, True), (0.0, 0.5, False)],
+)
+def test_a_judged_field_keeps_its_score_and_passes_at_pass_at(score, pass_at, passed):
+    def judge(criterion: str, value: Any) -> tuple[float, str]:
+        return score, f"scored {score}"
+
+    m = Matcher(kind="judge", criterion="Paris, 8th arrondissement", pass_at=pass_at)
+    got = make_grader(judge)(case(want(city=m)), seen(("get_weather", '{"city": "Paris"}')))
+    arg = got.calls[0].args[0]
+    assert got.passed is passed and (arg.judge_score, arg.judge_reason) == (
+        score,
+        f"scored {score}",
+    )
+    assert got.label == (None if passed else "hallucinated_param")
+    assert arg.bucket == ("ok" if passed else "hallucinated")
 
 
 def test_semantic_errors_are_listed():

@@ -364,3 +364,17 @@ def test_structured_output_cases_that_cannot_be_graded(tmp_path, case, says) -> 
     path.write_text(f"- {case}\n")
     with pytest.raises(ExpectationError, match=says):
         load_cases([path])
+
+
+def test_a_judge_matcher_may_pass_at_half_a_point_and_writes_it_back():
+    m = parse_matcher({"match": "judge", "criterion": "a French city", "pass_at": 0.5})
+    assert (m.kind, m.criterion, m.pass_at) == ("judge", "a French city", 0.5)
+    assert dump_matcher(m) == {"match": "judge", "criterion": "a French city", "pass_at": 0.5}
+    assert dump_matcher(parse_matcher({"match": "judge", "criterion": "c"})) == {
+        "match": "judge", "criterion": "c",
+    }  # fmt: skip
+    for bad in (0.7, "half", 0):
+        with pytest.raises(ExpectationError, match="pass_at"):
+            parse_matcher({"match": "judge", "criterion": "c", "pass_at": bad})
+    with pytest.raises(ExpectationError, match="pass_at"):
+        parse_matcher({"match": "exact", "value": 1, "pass_at": 0.5})

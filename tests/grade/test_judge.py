@@ -36,7 +36,8 @@ def test_prompt_is_the_fixed_template_filled_in():
     prompt = build_prompt("  the city of Paris ", {"b": 1, "a": "Paris, France"})
     assert "Criterion:\nthe city of Paris\n" in prompt
     assert 'Value (JSON):\n{"a": "Paris, France", "b": 1}\n' in prompt
-    assert '{"verdict": true or false, "reason": "one short sentence"}' in prompt
+    assert '{"score": 1 or 0.5 or 0, "reason": "one short sentence"}' in prompt
+    assert "- 0.5: it partly does" in prompt
     long = build_prompt("c", "x" * 30_000)
     assert "…(cut)" in long and len(long) < judge_mod.MAX_VALUE_CHARS + len(judge_mod.TEMPLATE)
     assert long.endswith('"reason": "one short sentence"}')
@@ -50,19 +51,39 @@ def test_cache_key_depends_on_model_and_prompt():
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        ('{"verdict": true, "reason": "ok"}', (True, "ok")),
-        ('```json\n{"verdict": false, "reason": "no"}\n```', (False, "no")),
-        ('  {"verdict": false}  ', (False, "")),
-        ('{"verdict": true, "reason": 3}', (True, "")),
+        ('{"score": 1, "reason": "ok"}', (1.0, "ok")),
+        (
+            '{"score": 0.5, "reason": "the city, not the district"}',
+            (0.5, "the city, not the district"),
+        ),
+        ('```json\n{"score": 0, "reason": "no"}\n```', (0.0, "no")),
+        ('{"score": 1.0, "verdict": false}', (1.0, "")),  # the score is what was asked
+        # a judge that answers pass/fail: 1 or 0
+        ('{"verdict": true, "reason": "ok"}', (1.0, "ok")),
+        ('  {"verdict": false}  ', (0.0, "")),
+        ('{"verdict": true, "reason": 3}', (1.0, "")),
     ],
 )
 def test_parse_verdict_reads_the_asked_json(text, expected):
-    assert parse_verdict(text) == expected
+    score, reason = parse_verdict(text)
+    assert (score, reason) == expected and type(score) is float
 
 
 @pytest.mark.parametrize(
     "text",
-    ["yes", "", '{"verdict": "true"}', '["verdict", true]', '{"reason": "r"}', "{broken"],
+    [
+        "yes",
+        "",
+        '{"verdict": "true"}',
+        '["verdict", true]',
+        '{"reason": "r"}',
+        "{broken",
+        '{"score": 0.7}',
+        '{"score": "1"}',
+        '{"score": true}',
+        '{"score": 2}',
+        '{"score": null}',
+    ],
 )
 def test_parse_verdict_refuses_anything_else(text):
     with pytest.raises(JudgeError, match="judge reply"):
@@ -117,7 +138,7 @@ def test_the_key_is_never_written_to_the_capture(scripted_upstream, capture, mon
         (Reply(status=500), "http_status: HTTP 500"),
         (Reply(raw_body="<html>oops</html>", content_type="text/html"), "bad_response"),
         (Reply(text="Sure! The value is fine."), "judge reply is not JSON"),
-        (Reply(text='{"verdict": "maybe"}'), 'no boolean "verdict"'),
+        (Reply(text='{"verdict": "maybe"}'), 'no "score" of 1, 0.5 or 0'),
     ],
     ids=["500", "garbage", "prose", "not-bool"],
 )
@@ -148,6 +169,36 @@ def test_an_unreachable_endpoint_is_not_asked_again(scripted_upstream, capture, 
     with pytest.raises(JudgeError, match=f"not asked, it was unreachable earlier \\({message}"):
         judge("c", "other value")
     assert len(scripted_upstream.requests) == 1 and cached(capture) == []
+
+
+PARTLY = Reply(text='{"score": 0.5, "reason": "the city but not the district"}')
+
+
+def test_graded_scores_are_cached_and_a_verdict_from_before_scores_reads_as_1_or_0(
+    scripted_upstream, capture
+):
+    scripted_upstream.set_script(Script.of(PARTLY))
+    judge = new_judge(scripted_upstream, capture)
+    assert judge("Paris 8e", "Paris") == (0.5, "the city but not the district")
+    rows = store.query(capture, "SELECT verdict, score FROM judge_cache")[1]
+    assert rows == [(False, 0.5)]
+    assert new_judge(scripted_upstream, capture)("Paris 8e", "Paris")[0] == 0.5
+    # a row written before scores had no score column: its verdict is the score
+    from toolproxy.store.segments import SegmentWriter
+
+    old = {"key": cache_key("judge-1", build_prompt("c", 1)), "model": "judge-1",
+           "prompt": build_prompt("c", 1), "verdict": True, "reason": "old",
+           "judged_at": "2024-01-01T00:00:00+00:00"}  # fmt: skip
+    SegmentWriter(capture, "before-scores").write({"judge_cache": [old]})
+    assert new_judge(scripted_upstream, capture)("c", 1) == (1.0, "old")
+    assert len(scripted_upstream.requests) == 1
+
+
+def test_without_a_capture_the_judge_caches_in_memory(scripted_upstream, tmp_path):
+    scripted_upstream.set_script(Script.of(YES, NO))
+    judge = new_judge(scripted_upstream, None)
+    assert judge("c", 1) == judge("c", 1) == (1.0, "same city")
+    assert len(scripted_upstream.requests) == 1 and list(tmp_path.iterdir()) == []
 
 
 def test_a_judge_needs_a_pinned_model(capture):

@@ -295,12 +295,14 @@ def build_parser() -> argparse.ArgumentParser:
     add("addon-path", cmd_addon_path)
 
     from toolproxy.cli import grade as cli_grade
+    from toolproxy.cli import judge as cli_judge
     from toolproxy.cli import mcp as cli_mcp
     from toolproxy.cli import model as cli_model
     from toolproxy.cli import replay as cli_replay
 
     cli_mcp.register(sub)
     cli_grade.register(sub)
+    cli_judge.register(sub)
     cli_replay.register(sub)
     cli_model.register(sub)
 

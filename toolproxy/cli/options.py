@@ -60,3 +60,14 @@ def base_url(text: str) -> str:
             f"expected a base URL such as https://api.openai.com, got {text!r}"
         )
     return text
+
+
+def kappa(text: str) -> float:
+    """A kappa bound: a number from -1 to 1."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not -1 <= value <= 1:  # also refuses nan
+        raise argparse.ArgumentTypeError(f"a kappa is a number from -1 to 1, got {text!r}")
+    return value

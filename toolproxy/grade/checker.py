@@ -49,7 +49,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from toolproxy.grade.labels import Label, first_label
-from toolproxy.grade.matchers import Judge, coercions, deep_equal, match, show
+from toolproxy.grade.matchers import Judge, coercions, deep_equal, judge_match, match, show
 from toolproxy.grade.model import (
     ArgGrade,
     CallGrade,
@@ -78,7 +78,7 @@ INCOMPLETE_FINISH = frozenset({"length", "max_tokens", "max_output_tokens", "inc
 
 
 def make_grader(judge: Judge | None = None, server_tools: Sequence[ServerTool] = ()) -> Grader:
-    """A grader with its settings bound: `judge(criterion, value) -> (verdict, reason)` for
+    """A grader with its settings bound: `judge(criterion, value) -> (score, reason)` for
     judge matchers, `server_tools` = (server, tool, input_schema) real MCP schemas."""
     tools = tuple(server_tools)
 
@@ -314,13 +314,19 @@ def _match_one(
     if m.kind == "judge" and failed_before:
         why = "not judged: the call failed the schema stage"
         return None, ArgGrade(name=name, bucket="not_graded", detail=why)
-    ok, detail = match(m, value, judge)
+    score = None
+    if m.kind == "judge":
+        ok, detail, score = judge_match(m, value, judge)
+    else:
+        ok, detail = match(m, value, judge)
     judged = m.kind == "judge" and ok is not None
     reason = detail if judged else None
     if ok is None:
         return None, ArgGrade(name=name, bucket="not_graded", detail=detail)
     if ok:
-        return None, ArgGrade(name=name, bucket="ok", judged=judged, judge_reason=reason)
+        return None, ArgGrade(
+            name=name, bucket="ok", judged=judged, judge_reason=reason, judge_score=score
+        )
     if m.kind != "judge" and any(match(m, c)[0] for c in coercions(value)):
         why = f"{show(value)} is right in another JSON type ({json_type(value)} given)"
         return "type_coercion", ArgGrade(name=name, bucket="malformed", detail=why)
@@ -328,8 +334,9 @@ def _match_one(
         why = f"{show(value)} is the expected string with its backslashes misread"
         return "escaping_error", ArgGrade(name=name, bucket="malformed", detail=why)
     return "hallucinated_param", ArgGrade(
-        name=name, bucket="hallucinated", detail=detail, judged=judged, judge_reason=reason
-    )
+        name=name, bucket="hallucinated", detail=detail, judged=judged, judge_reason=reason,
+        judge_score=score,
+    )  # fmt: skip
 
 
 def _misescaped(m: Matcher, value: Any) -> bool:

@@ -52,7 +52,8 @@ only key; any other mapping is a plain value. Matcher objects:
     {match: text, values: ["Washington, DC", "DC"], ignore: [case, whitespace, punctuation]}
                                              equal to one of the values, ignoring what
                                              `ignore` names (default: case, whitespace)
-    {match: judge, criterion: "a polite refusal"}   an LLM judge decides
+    {match: judge, criterion: "a polite refusal"}   an LLM judge scores it 1 / 0.5 / 0;
+                                             passes at 1, or at `pass_at: 0.5`
     {optional: true}                         may be omitted; any value accepted
 
 Any matcher may add `optional: true`: absent is fine, present must match. Errors name the
@@ -115,7 +116,7 @@ FIELDS: dict[str, tuple[str, ...]] = {
     "datetime": ("value",),
     "unordered": ("value",),
     "text": ("value", "values", "ignore"),
-    "judge": ("criterion",),
+    "judge": ("criterion", "pass_at"),
     "object": ("fields", "allow_extra"),
     "list": ("items", "order", "allow_extra"),
 }

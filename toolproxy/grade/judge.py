@@ -1,11 +1,14 @@
 """The LLM judge: decides whether an argument's value means what a `judge` matcher says.
 
 `make_judge(base_url, model, key_env, capture)` returns `judge(criterion, value) ->
-(verdict, reason)` for the checker. The prompt is built from one fixed template
-(`build_prompt`) and asks for `{"verdict": true|false, "reason": "..."}`; the reply is read
-by `parse_verdict`, both pure. Verdicts are cached by sha256 of (model, prompt) in the
-capture's `judge_cache` table, with their reasons, so re-grading the same field with the
-same pinned model never calls the endpoint again.
+(score, reason)` for the checker: a graded score, 1 (satisfies the criterion), 0.5 (partly:
+some of what it requires, or a small error) or 0 (does not), with the judge's reason; a
+`judge` matcher passes at `pass_at` (default 1). The prompt is built from one fixed template
+(`build_prompt`) and asks for `{"score": 1 | 0.5 | 0, "reason": "..."}`; the reply is read
+by `parse_verdict` (which also takes `{"verdict": true|false}` as 1 or 0), both pure.
+Scores are cached by sha256 of (model, prompt) in the capture's `judge_cache` table, with
+their reasons, so re-grading the same field with the same pinned model never calls the
+endpoint again (without a capture, `toolproxy judge calibrate`, in memory only).
 
 A failing endpoint (HTTP error, garbage, timeout) or a reply that is not the verdict asked
 for raises `JudgeError` with a clear message: the field is then not graded, never passed
@@ -30,13 +33,16 @@ from toolproxy.errors import UserError
 from toolproxy.grade.model import JudgeVerdict
 from toolproxy.store.segments import SegmentWriter
 
-Judge = Callable[[str, Any], tuple[bool, str]]
+Judge = Callable[[str, Any], tuple[float, str]]
+SCORES = (0.0, 0.5, 1.0)
 
 TEMPLATE = """\
 You are grading one argument of a tool call made by an AI model.
-Decide whether the argument's value satisfies the criterion. Judge meaning, not wording:
-paraphrases, synonyms and different formatting of the same content satisfy it; a value that
-says something else, or says less than the criterion requires, does not.
+Score how well the argument's value satisfies the criterion. Judge meaning, not wording:
+paraphrases, synonyms and different formatting of the same content satisfy it.
+- 1: it satisfies the criterion.
+- 0.5: it partly does: some of what the criterion requires, or a small error.
+- 0: it does not: it says something else, or far less than the criterion requires.
 
 Criterion:
 {criterion}
@@ -45,7 +51,7 @@ Value (JSON):
 {value}
 
 Answer with one JSON object and nothing else:
-{{"verdict": true or false, "reason": "one short sentence"}}"""
+{{"score": 1 or 0.5 or 0, "reason": "one short sentence"}}"""
 MAX_VALUE_CHARS = 20_000  # a judge prompt is for a field, not a document
 
 
@@ -69,8 +75,9 @@ def cache_key(model: str, prompt: str) -> str:
 _FENCE = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.DOTALL)
 
 
-def parse_verdict(text: str) -> tuple[bool, str]:
-    """Read `{"verdict": bool, "reason": str}` from a reply (a ```json fence is allowed).
+def parse_verdict(text: str) -> tuple[float, str]:
+    """Read `{"score": 1 | 0.5 | 0, "reason": str}` (or `{"verdict": bool, ...}`, 1 or 0)
+    from a reply; a ```json fence is allowed.
 
     Raises `JudgeError` for anything else: an unreadable verdict is not a verdict.
     """
@@ -81,10 +88,15 @@ def parse_verdict(text: str) -> tuple[bool, str]:
         data = json.loads(body)
     except ValueError:
         raise JudgeError(f"judge reply is not JSON: {_cut(text)!r}") from None
-    if not isinstance(data, dict) or not isinstance(data.get("verdict"), bool):
-        raise JudgeError(f'judge reply has no boolean "verdict": {_cut(text)!r}')
+    if not isinstance(data, dict):
+        raise JudgeError(f'judge reply has no "score": {_cut(text)!r}')
+    score = data.get("score")
+    if "score" not in data and isinstance(data.get("verdict"), bool):
+        score = 1.0 if data["verdict"] else 0.0
+    if isinstance(score, bool) or not isinstance(score, (int, float)) or score not in SCORES:
+        raise JudgeError(f'judge reply has no "score" of 1, 0.5 or 0: {_cut(text)!r}')
     reason = data.get("reason")
-    return data["verdict"], reason if isinstance(reason, str) else ""
+    return float(score), reason if isinstance(reason, str) else ""
 
 
 _PINNED = re.compile(r"(\d{4}-\d{2}-\d{2}|\d{8}|[-@]\d{3,4})$")
@@ -107,14 +119,15 @@ def make_judge(
     base_url: str,
     model: str,
     key_env: str,
-    capture: Path | str,
+    capture: Path | str | None,
     *,
     timeout_s: float = 60.0,
     retries: int = 2,
 ) -> Judge:
-    """A judge asking `model` at the OpenAI-compatible `base_url`, caching in `capture`.
+    """A judge asking `model` at the OpenAI-compatible `base_url`, caching in `capture`
+    (None: in memory only).
 
-    The cache is read once, at the first call; new verdicts are written to the capture as
+    The cache is read once, at the first call; new scores are written to the capture as
     they come (one segment file each), so an interrupted run keeps what it paid for.
     """
     if not model:
@@ -124,15 +137,15 @@ def make_judge(
     )
 
     client = make_client(base_url, model, key_env, timeout_s=timeout_s, retries=retries)
-    cache: dict[str, tuple[bool, str]] | None = None
+    cache: dict[str, tuple[float, str]] | None = None
     writer: SegmentWriter | None = None
     unreachable: str | None = None  # set once the endpoint timed out or could not be reached
     where = f"judge {model} at {base_url}"
 
-    def judge(criterion: str, value: Any) -> tuple[bool, str]:
+    def judge(criterion: str, value: Any) -> tuple[float, str]:
         nonlocal cache, writer, unreachable
         if cache is None:
-            cache = load_cache(capture, model)
+            cache = load_cache(capture, model) if capture is not None else {}
         prompt = build_prompt(criterion, value)
         key = cache_key(model, prompt)
         if key in cache:
@@ -146,34 +159,40 @@ def make_judge(
                 unreachable = f"{reply.error_kind}: {reply.error}"
             raise JudgeError(f"{where}: {reply.error_kind}: {reply.error}")
         try:
-            verdict, reason = parse_verdict(reply.text)
+            score, reason = parse_verdict(reply.text)
         except JudgeError as exc:
             raise JudgeError(f"{where}: {exc}") from None
         row = JudgeVerdict(
             key=key,
             model=model,
             prompt=prompt,
-            verdict=verdict,
+            verdict=score == 1.0,
+            score=score,
             reason=reason,
             judged_at=datetime.now(UTC).isoformat(),
         )
-        if writer is None:
-            # a writer id of its own per judge: concurrent graders never share a sequence
-            writer = SegmentWriter(capture, f"judge-{_stamp()}-{secrets.token_hex(3)}")
-        writer.write({"judge_cache": [row.model_dump(mode="json")]})
-        cache[key] = (verdict, reason)
-        return verdict, reason
+        if capture is not None:
+            if writer is None:
+                # a writer id of its own per judge: concurrent graders never share a sequence
+                writer = SegmentWriter(capture, f"judge-{_stamp()}-{secrets.token_hex(3)}")
+            writer.write({"judge_cache": [row.model_dump(mode="json")]})
+        cache[key] = (score, reason)
+        return score, reason
 
     return judge
 
 
-def load_cache(capture: Path | str, model: str) -> dict[str, tuple[bool, str]]:
-    """The cached verdicts of `model` in a capture: key -> (verdict, reason)."""
+def load_cache(capture: Path | str, model: str) -> dict[str, tuple[float, str]]:
+    """The cached scores of `model` in a capture: key -> (score, reason); a verdict cached
+    before scores is 1 or 0."""
     from toolproxy.store.queries.grades import judge_cache
 
     with store.reading(capture) as r:
         rows = judge_cache(r, model)
-    return {key: (bool(verdict), reason or "") for key, verdict, reason in rows}
+    return {
+        key: (float(score) if score is not None else float(bool(verdict)), reason or "")
+        for key, verdict, score, reason in rows
+    }
 
 
 def _stamp() -> str:

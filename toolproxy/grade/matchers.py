@@ -16,7 +16,8 @@ Values are JSON values as parsed; nothing here raises on any value or matcher.
     text       strings equal to `value` (or one of `values`) after what `ignore` names is
                ignored: case (casefold), whitespace (runs collapsed, ends stripped),
                punctuation (Unicode P* characters dropped); default: case and whitespace
-    judge      `judge(criterion, value) -> (verdict, reason)` decides; no judge: None
+    judge      `judge(criterion, value) -> (score, reason)` scores 1 / 0.5 / 0; it passes at
+               `pass_at` (default 1, may be 0.5); no judge: None
     object     an object whose `fields` (key -> matcher) each match; an absent key only
                when its matcher is optional; other keys are fine unless allow_extra: false
     list       a list whose elements match `items` one to one, in order (default) or in
@@ -38,7 +39,7 @@ from typing import Any
 
 from toolproxy.grade.model import Matcher
 
-Judge = Callable[[str, Any], tuple[bool, str]]
+Judge = Callable[[str, Any], tuple[float, str]]  # (score 1 / 0.5 / 0, reason)
 MatchResult = tuple[bool | None, str | None]
 
 _SHOW = reprlib.Repr(maxlevel=3, maxstring=80, maxother=80, maxlist=6, maxdict=6)
@@ -227,14 +228,22 @@ def _text(m: Matcher, value: Any) -> MatchResult:
     return ok, None if ok else f"{show(value)} is not {alternatives}{ignoring}"
 
 
-def _judge(m: Matcher, value: Any, judge: Judge | None) -> MatchResult:
+def judge_match(
+    m: Matcher, value: Any, judge: Judge | None
+) -> tuple[bool | None, str | None, float | None]:
+    """A judge matcher's (ok, detail, score): ok when the score reaches `pass_at` (1)."""
     if judge is None:
-        return None, "not graded: no judge configured"
+        return None, "not graded: no judge configured", None
     try:
-        verdict, reason = judge(m.criterion or "", value)
+        score, reason = judge(m.criterion or "", value)
     except Exception as exc:  # noqa: BLE001 - a judge outage leaves the field ungraded
-        return None, f"not graded: judge failed: {type(exc).__name__}: {exc}"
-    return bool(verdict), str(reason)
+        return None, f"not graded: judge failed: {type(exc).__name__}: {exc}", None
+    return float(score) >= (m.pass_at or 1.0), str(reason), float(score)
+
+
+def _judge(m: Matcher, value: Any, judge: Judge | None) -> MatchResult:
+    ok, detail, _ = judge_match(m, value, judge)
+    return ok, detail
 
 
 def _any(matcher: Matcher, value: Any) -> MatchResult:

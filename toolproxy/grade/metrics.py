@@ -80,6 +80,7 @@ SPECS: dict[str, MetricSpec] = {
     "hallucination_rate": MetricSpec("lower", True, "hallucinated / graded args"),
     "omission_rate": MetricSpec("lower", True, "missing / graded args"),
     "format_error_rate": MetricSpec("lower", True, "malformed / graded args"),
+    "judge_score": MetricSpec("higher", True, "mean judge score (1 / 0.5 / 0) of judged args"),
     "over_tooling": MetricSpec("lower", False, "extra calls per case"),
     "nonexistent_rate": MetricSpec("lower", True, "calls to tools not offered / calls"),
     "retries_per_case": MetricSpec("lower", False, "retries in recorded sessions per case"),
@@ -148,6 +149,10 @@ class RunMetrics(BaseModel):
     hallucination_rate: float | None = Field(description="hallucinated / graded args")
     omission_rate: float | None = Field(description="missing / graded args")
     format_error_rate: float | None = Field(description="malformed / graded args")
+    judged_args: int = Field(default=0, description="args an LLM judge scored")
+    judge_score: float | None = Field(
+        default=None, description="mean judge score (1 / 0.5 / 0) of the judged args"
+    )
     label_counts: dict[str, int] = Field(description="failing cases per label")
     confusion: dict[str, dict[str, int]] = Field(description="expected -> called -> count")
     extra_calls: int = Field(description="calls beyond the expected count, all cases")
@@ -296,6 +301,9 @@ def compute_run(
     correct = sum(set(g.called_tools) == set(g.expected_tools) for g in graded)
     buckets = Counter(a.bucket for g in grades for c in g.calls for a in c.args)
     n_args = sum(n for b, n in buckets.items() if b != "not_graded")
+    scores = [
+        a.judge_score for g in grades for c in g.calls for a in c.args if a.judge_score is not None
+    ]
     labels = Counter(g.label for g in grades if not g.passed and g.label)
     confusion: dict[str, dict[str, int]] = defaultdict(dict)
     for g in seen:
@@ -329,6 +337,8 @@ def compute_run(
         hallucination_rate=ratio(buckets["hallucinated"], n_args),
         omission_rate=ratio(buckets["missing"], n_args),
         format_error_rate=ratio(buckets["malformed"], n_args),
+        judged_args=len(scores),
+        judge_score=ratio(sum(scores), len(scores)),
         label_counts={label: labels.get(label, 0) for label in PRECEDENCE},
         confusion={k: dict(sorted(v.items())) for k, v in sorted(confusion.items())},
         extra_calls=sum(over.values()),

@@ -46,6 +46,9 @@ class Matcher(BaseModel):
     tolerance: float | None = None
     pattern: str | None = None
     criterion: str | None = Field(default=None, description="judge: what the value must mean")
+    pass_at: float | None = Field(
+        default=None, description="judge: the least score that passes, 1 (default) or 0.5"
+    )
     ignore: list[Literal["case", "whitespace", "punctuation"]] | None = Field(
         default=None, description="text: what the comparison ignores (None: case, whitespace)"
     )
@@ -153,6 +156,7 @@ class ArgGrade(_Record):
     detail: str | None = None  # why, for anything but ok
     judged: bool = False  # an LLM judge decided it
     judge_reason: str | None = None  # the judge's reason (or why it could not judge)
+    judge_score: float | None = None  # the judge's score: 1, 0.5 or 0
 
     def model_dump(self, mode: str = "python") -> dict[str, Any]:
         """The fields as a dict (JSON-ready in any mode)."""
@@ -162,6 +166,7 @@ class ArgGrade(_Record):
             "detail": self.detail,
             "judged": self.judged,
             "judge_reason": self.judge_reason,
+            "judge_score": self.judge_score,
         }
 
 
@@ -284,6 +289,7 @@ class JudgeVerdict(BaseModel):
     key: str = Field(description="sha256 of (model, prompt): the cache key")
     model: str
     prompt: str
-    verdict: bool
+    verdict: bool = Field(description="score == 1")
     reason: str
     judged_at: str
+    score: float | None = Field(default=None, description="1, 0.5 or 0 (None: before scores)")

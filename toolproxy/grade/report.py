@@ -56,6 +56,7 @@ GALLERY_LIMIT = 10
 RUN_ROWS = (
     "cases", "observed", "graded", "not_graded", "passed", "pass_rate", "selection_accuracy",
     "graded_args", "hallucination_rate", "omission_rate", "format_error_rate",
+    "judged_args", "judge_score",
     "extra_calls", "over_tooling", "calls_checked", "nonexistent_calls", "nonexistent_rate",
     "retry_chains", "retries", "retries_per_case", "recovery_rate",
 )  # fmt: skip

@@ -54,7 +54,7 @@ class Grading:
         self.fallback: Grader = make_grader(None, self.server_tools)
 
     def _watch(self, judge: Judge) -> Judge:
-        def watched(criterion: str, value: Any) -> tuple[bool, str]:
+        def watched(criterion: str, value: Any) -> tuple[float, str]:
             try:
                 return judge(criterion, value)
             except JudgeError as exc:

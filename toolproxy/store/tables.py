@@ -103,6 +103,7 @@ TABLES: dict[str, dict[str, str]] = {
         "verdict": "BOOLEAN",
         "reason": "VARCHAR",
         "judged_at": "VARCHAR",
+        "score": "DOUBLE",
     },
     "schema_checks": model_columns(SchemaVerdict),
     "replay_cells": {

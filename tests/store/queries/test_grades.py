@@ -78,12 +78,14 @@ def test_verdicts_and_judge_cache_are_read_by_key(tmp_path):
             "judge_cache": [
                 {"key": "k", "model": "m", "verdict": True, "reason": "ok", "judged_at": "1"},
                 {"key": "k2", "model": "other", "verdict": False, "judged_at": "2"},
+                {"key": "k3", "model": "m", "verdict": False, "score": 0.5, "judged_at": "3"},
             ],
         }
     )
     with store.reading(capture) as r:
         assert grades.schema_verdicts(r, "js-1") == [("h1", False, "bad")]
-        assert grades.judge_cache(r, "m") == [("k", True, "ok")]
+        # a row from before graded scores has none
+        assert grades.judge_cache(r, "m") == [("k", True, None, "ok"), ("k3", False, 0.5, None)]
 
 
 def test_label_counts_and_the_cases_of_a_label(seeded_capture):

@@ -104,10 +104,11 @@ def schema_verdicts(r: Reader, checker: str) -> list[tuple[str, bool | None, str
     )
 
 
-def judge_cache(r: Reader, model: str) -> list[tuple[str, bool | None, str | None]]:
-    """(key, verdict, reason) of `model`'s cached verdicts, oldest first."""
+def judge_cache(r: Reader, model: str) -> list[tuple[str, bool | None, float | None, str | None]]:
+    """(key, verdict, score, reason) of `model`'s cached verdicts, oldest first (score NULL:
+    cached before graded scores)."""
     return r.rows(
-        "SELECT key, verdict, reason FROM judge_cache WHERE model = ? ORDER BY judged_at",
+        "SELECT key, verdict, score, reason FROM judge_cache WHERE model = ? ORDER BY judged_at",
         [model],
     )
 
