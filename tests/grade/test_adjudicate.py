@@ -89,3 +89,20 @@ def test_the_round_trip_disagree_resolve_merge(tmp_path: Path, capsys) -> None:
 def test_resolved_needs_adjudicate(tmp_path: Path, capsys) -> None:
     assert main(["label", "--resolved", "x.yaml", "-o", str(tmp_path / "o.yaml")]) == 2
     assert "--resolved goes with --adjudicate" in capsys.readouterr().err
+
+
+def test_provenance_never_disagrees_and_the_merge_names_both_reviewers(tmp_path: Path) -> None:
+    a = "- {id: t, exchange_id: e2, expect: no_call, provenance: {by: alice, at: '1', via: label, session_id: s9}}\n"  # noqa: E501
+    b = "- {id: t, exchange_id: e2, expect: no_call, provenance: {by: bob, at: '2', via: tui}}\n"
+    r = "- {id: t, exchange_id: e2, expect: no_call, provenance: {by: carol, via: meeting}}\n"
+    f = files(tmp_path, a=a, b=b, r=r)
+    done = adjudicate(load_cases([f["a"]]), load_cases([f["b"]]), at="2026-11-24T12:00:00+00:00")
+    assert done.open == [] and done.agreed == 1
+    p = done.merged[0].provenance
+    assert p is not None
+    assert (p.by, p.via, p.at, p.session_id) == (
+        "alice + bob", "adjudicated", "2026-11-24T12:00:00+00:00", "s9",
+    )  # fmt: skip
+    # a resolution that says who wrote it keeps its own provenance
+    kept = adjudicate(load_cases([f["a"]]), load_cases([f["b"]]), load_cases([f["r"]]), at="x")
+    assert kept.merged[0].provenance is not None and kept.merged[0].provenance.by == "carol"

@@ -7,10 +7,16 @@ from pathlib import Path
 
 import pytest
 
-from toolproxy.grade.caseedit import case_text, cases_by_exchange, parse_case_text, save_case
+from toolproxy.grade import caseedit
+from toolproxy.grade.caseedit import (
+    case_text,
+    cases_by_exchange,
+    parse_case_text,
+    save_case,
+)
 from toolproxy.grade.casefile import ExpectationError
 from toolproxy.grade.expectations import load_cases
-from toolproxy.grade.model import Case, ExpectedCall, Matcher
+from toolproxy.grade.model import Case, ExpectedCall, Matcher, Provenance
 
 COMMENTED = """\
 # team expectations: keep these comments
@@ -147,3 +153,16 @@ def test_a_file_with_problems_is_reported_not_edited(tmp_path: Path) -> None:
     with pytest.raises(ExpectationError, match=r"cases.yaml:3: not valid YAML"):
         save_case(path, edited())
     assert path.read_text() == "- id: x\n  calls: [\n"
+
+
+def test_the_editor_hides_provenance_and_stamps_the_edit() -> None:
+    labeled = Provenance(by="alice", at="1", via="label", exchange_id="e1", session_id="s1")
+    original = Case(id="c", exchange_id="e1", expect="no_call", provenance=labeled)
+    assert "provenance" not in case_text(original)
+    saved = caseedit.edited(parse_case_text(case_text(original)), original, "bob", "2")
+    assert saved.provenance == Provenance(
+        by="bob", at="2", via="tui", exchange_id="e1", session_id="s1"
+    )
+    new = Case(id="n", exchange_id="e9", expect="no_call")
+    fresh = caseedit.edited(new, Case(id="n"), None, "3")
+    assert fresh.provenance == Provenance(at="3", via="tui", exchange_id="e9")

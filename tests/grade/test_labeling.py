@@ -113,6 +113,19 @@ def label(*argv: str | Path) -> int:
     return main(["label", *map(str, argv)])
 
 
+def unstamped(cases: list[Case]) -> list[Case]:
+    """The cases without who labeled them and when (the same turn labeled twice differs
+    only there)."""
+    return [
+        c.model_copy(
+            update={"provenance": c.provenance.model_copy(update={"by": None, "at": None})}
+        )
+        if c.provenance
+        else c
+        for c in cases
+    ]
+
+
 def test_each_turn_with_calls_becomes_a_case_accepting_them(capture):
     cases = cases_from_capture(capture, LabelFilters())
     assert [c.id for c in cases] == [
@@ -158,7 +171,41 @@ def test_argument_objects_that_look_like_matchers_stay_exact(capture, tmp_path):
     assert "        q:\n          match: exact\n          value:\n            match: x\n" in (
         out.read_text()
     )
-    assert load_cases([out])[1] == rome
+    unstamped = {"provenance": None}  # who and when differ between the two labelings
+    assert load_cases([out])[1].model_copy(update=unstamped) == rome.model_copy(update=unstamped)
+
+
+def test_every_labeled_case_says_who_when_how_and_from_which_turn(capture, tmp_path, monkeypatch):
+    from datetime import datetime
+
+    out = tmp_path / "c.yaml"
+    label("--capture", capture, "--session", "s2", "--out", out, "--by", "alice")
+    cases = load_cases([out])
+    for case in cases:
+        p = case.provenance
+        assert p is not None and (p.by, p.via, p.exchange_id) == (
+            "alice",
+            "label",
+            case.exchange_id,
+        )
+        assert p.session_id == "s2" and p.model and datetime.fromisoformat(p.at or "").tzinfo
+    assert "  provenance:\n    by: alice\n" in out.read_text()
+    # the reviewer from the environment; a sample says it was one
+    monkeypatch.setenv("TOOLPROXY_REVIEWER", "bob")
+    label("--capture", capture, "--out", out, "--sample", "2", "--seed", "1")
+    assert {(c.provenance.by, c.provenance.via) for c in load_cases([out])} == {
+        ("bob", "label --sample")
+    }
+    # an import stamps the cases that have no provenance and keeps those that have one
+    mixed = tmp_path / "mixed.jsonl"
+    mixed.write_text(
+        '{"id": "a", "exchange_id": "x1", "expect": "no_call"}\n'
+        '{"id": "b", "exchange_id": "x2", "expect": "no_call", '
+        '"provenance": {"by": "carol", "via": "vendor"}}\n'
+    )
+    assert label("--import", mixed, "--out", out) == 0
+    got = {c.id: (c.provenance.by, c.provenance.via) for c in load_cases([out])}
+    assert got == {"a": ("bob", "label --import"), "b": ("carol", "vendor")}
 
 
 def test_a_call_without_a_name_is_kept_and_noted(tmp_path):
@@ -217,7 +264,9 @@ def test_ids_stay_unique_when_exchange_ids_share_a_prefix(tmp_path):
 def test_written_files_load_back_unchanged(capture, tmp_path, suffix, capsys):
     out = tmp_path / "exp" / f"cases{suffix}"
     assert label("--capture", capture, "--no-calls", "--out", out) == 0
-    assert load_cases([out]) == cases_from_capture(capture, LabelFilters(no_calls=True))
+    assert unstamped(load_cases([out])) == unstamped(
+        cases_from_capture(capture, LabelFilters(no_calls=True))
+    )
     printed = capsys.readouterr().out
     assert f"wrote 5 cases to {out}" in printed
     assert f"toolproxy grade {out} --run NAME" in printed
@@ -307,7 +356,11 @@ def test_nothing_matched_writes_nothing_and_says_so(capture, tmp_path, capsys):
 def test_import_validates_and_writes(tmp_path, capsys):
     out = tmp_path / "cases.yaml"
     assert label("--import", FIXTURES / "good.jsonl", "--out", out) == 0
-    assert load_cases([out]) == load_cases([FIXTURES / "good.jsonl"])
+    got = load_cases([out])
+    assert [c.model_copy(update={"provenance": None}) for c in got] == load_cases(
+        [FIXTURES / "good.jsonl"]
+    )
+    assert {c.provenance.via for c in got if c.provenance} == {"label --import"}
     assert "wrote 3 cases" in capsys.readouterr().out
 
 

@@ -21,7 +21,13 @@ def cmd_label(args: argparse.Namespace) -> int:
     from toolproxy.errors import UserError
     from toolproxy.grade.casefile import file_format
     from toolproxy.grade.expectations import load_cases
-    from toolproxy.grade.labeling import LabelFilters, cases_from_capture, write_cases
+    from toolproxy.grade.labeling import (
+        LabelFilters,
+        cases_from_capture,
+        reviewer,
+        stamped,
+        write_cases,
+    )
 
     out: Path = args.out
     file_format(out)  # a bad suffix fails before any work
@@ -32,7 +38,8 @@ def cmd_label(args: argparse.Namespace) -> int:
     if args.sample is None and args.stratify:
         raise UserError("--stratify goes with --sample N")
     if args.import_file is not None:
-        cases = load_cases([args.import_file])
+        by = reviewer(args.by)
+        cases = [stamped(c, by, "label --import") for c in load_cases([args.import_file])]
         source = f"imported from {args.import_file}"
         nothing = f"{args.import_file} holds no cases"
     else:
@@ -47,7 +54,7 @@ def cmd_label(args: argparse.Namespace) -> int:
             )
         except ValueError as exc:
             raise UserError(f"--label needs --label-run ({exc})") from None
-        cases = cases_from_capture(args.capture, filters)
+        cases = cases_from_capture(args.capture, filters, reviewer(args.by))
         source = f"labeled from capture {args.capture}"
         if args.sample is not None:
             by = f", stratified by {args.stratify}" if args.stratify else ""
@@ -80,10 +87,11 @@ def adjudicate_files(files: list[Path], resolved: Path | None, out: Path) -> int
 
     from toolproxy.grade.adjudicate import adjudicate
     from toolproxy.grade.expectations import dump_cases, load_cases
+    from toolproxy.grade.labeling import now_iso
     from toolproxy.util.table import format_table
 
     a, b = (load_cases([f]) for f in files)
-    done = adjudicate(a, b, load_cases([resolved]) if resolved else [])
+    done = adjudicate(a, b, load_cases([resolved]) if resolved else [], at=now_iso())
     if done.open:
         show = lambda v: json.dumps(v, ensure_ascii=False)  # noqa: E731
         rows = [[d.case_id, d.where, show(d.a), show(d.b)] for d in done.open]
@@ -254,6 +262,11 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         help="cases file to write (.yaml/.yml or .jsonl; default expectations/cases.yaml)",
     )
     p.add_argument("--append", action="store_true", help="add to --out instead of replacing")
+    p.add_argument(
+        "--by",
+        help="the reviewer, kept in each case's provenance (default: $TOOLPROXY_REVIEWER, "
+        "else your user name)",
+    )
     p.add_argument(
         "--adjudicate",
         nargs=2,

@@ -3,10 +3,13 @@
 Each reviewer labels into a file of their own; `adjudicate` pairs the two files' cases by
 id and lists every disagreement, field by field, in the file form (`case_to_dict`): the
 expectation, its calls, their matchers, order, extra calls, tags (notes are free text and
-never disagree). A case only one reviewer labeled is a disagreement too. A resolutions file
-(cases written as they should be) settles the disagreements it names; once none is left,
+provenance says who labeled, so neither ever disagrees). A case only one reviewer labeled
+is a disagreement too. A resolutions file (cases written as they should be) settles the
+disagreements it names; once none is left,
 the merged cases are the agreed ones (in the first file's order, then the second's) with
-each resolution in its case's place.
+each resolution in its case's place. A merged case's provenance names both reviewers
+(`by: alice + bob`, `via: adjudicated`, `at`: when merged) and keeps the recorded turn's
+ids; a resolution's own provenance, if it has one, is kept as written.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from toolproxy.grade.expectations import case_to_dict
-from toolproxy.grade.model import Case
+from toolproxy.grade.model import Case, Provenance
 
 ABSENT = "(absent)"
 
@@ -42,9 +45,10 @@ class Adjudication:
 
 
 def adjudicate(
-    a: Sequence[Case], b: Sequence[Case], resolutions: Sequence[Case] = ()
+    a: Sequence[Case], b: Sequence[Case], resolutions: Sequence[Case] = (), at: str | None = None
 ) -> Adjudication:
-    """Compare `a` and `b` case by case; `resolutions` settle the cases they hold."""
+    """Compare `a` and `b` case by case; `resolutions` settle the cases they hold; merged
+    cases are stamped `at` (module docstring)."""
     by_a, by_b = {c.id: c for c in a}, {c.id: c for c in b}
     fixed = {c.id: c for c in resolutions}
     order = list(by_a) + [i for i in by_b if i not in by_a]
@@ -53,14 +57,15 @@ def adjudicate(
     agreed = resolved = 0
     for case_id in order:
         found = differences(case_id, by_a.get(case_id), by_b.get(case_id))
+        both = (by_a.get(case_id), by_b.get(case_id))
         if case_id in fixed:
-            merged.append(fixed[case_id])
+            merged.append(_merged(fixed[case_id], *both, at))
             resolved += bool(found)
             agreed += not found
         elif found:
             still.extend(found)
         else:
-            merged.append(by_a[case_id])
+            merged.append(_merged(by_a[case_id], *both, at))
             agreed += 1
     return Adjudication(merged, still, agreed, resolved)
 
@@ -74,11 +79,25 @@ def differences(case_id: str, a: Case | None, b: Case | None) -> list[Disagreeme
     return out
 
 
+def _merged(case: Case, a: Case | None, b: Case | None, at: str | None) -> Case:
+    """`case` with the provenance of an adjudicated case (its own, if it has one)."""
+    if case.provenance is not None and case is not a:
+        return case  # a resolution that says who wrote it
+    provs = [c.provenance for c in (a, b) if c is not None and c.provenance is not None]
+    names = [p.by for p in provs if p.by]
+    first = provs[0] if provs else Provenance(exchange_id=case.exchange_id)
+    prov = first.model_copy(
+        update={"by": " + ".join(dict.fromkeys(names)) or None, "at": at, "via": "adjudicated"}
+    )
+    return case.model_copy(update={"provenance": prov})
+
+
 def _form(case: Case | None) -> Any:
     if case is None:
         return ABSENT
     form = case_to_dict(case)
     form.pop("notes", None)
+    form.pop("provenance", None)
     return form
 
 

@@ -30,14 +30,25 @@ from toolproxy.grade.casefile import (
     write_atomic,
 )
 from toolproxy.grade.expectations import case_to_dict, dump_cases, load_cases
-from toolproxy.grade.model import Case
+from toolproxy.grade.model import Case, Provenance
 
 EDITED = "<edited case>"
 
 
 def case_text(case: Case) -> str:
-    """A case as one YAML mapping, the way the editor shows it."""
-    return _mapping_text(case_to_dict(case), indent=0) + "\n"
+    """A case as one YAML mapping, the way the editor shows it (its provenance aside: the
+    editor writes that itself, `edited`)."""
+    form = case_to_dict(case)
+    form.pop("provenance", None)
+    return _mapping_text(form, indent=0) + "\n"
+
+
+def edited(case: Case, original: Case, by: str | None, at: str) -> Case:
+    """`case` as saved from the editor: the original's provenance (the recorded turn it
+    came from) with who edited it, when, and `via: tui`."""
+    base = original.provenance or Provenance(exchange_id=case.exchange_id)
+    prov = base.model_copy(update={"by": by, "at": at, "via": "tui"})
+    return case.model_copy(update={"provenance": prov})
 
 
 def parse_case_text(text: str) -> Case:

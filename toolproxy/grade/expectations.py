@@ -32,6 +32,7 @@ A case says what should have happened for one model turn::
             unit: {match: enum, values: [celsius, fahrenheit]}
       tags: [smoke]
       notes: free text
+      provenance: {by: alice, at: "2026-11-24T10:00:00+00:00", via: label}  # who, when, how
 
 MATCHER: a plain value is an exact match (nested objects and lists compared by value).
 A mapping is a matcher object only when it has a `match` key, or has `optional` as its
@@ -301,6 +302,8 @@ def _tail(case: Case) -> dict[str, Any]:
         out["tags"] = list(case.tags)
     if case.notes is not None:
         out["notes"] = case.notes
+    if case.provenance is not None:
+        out["provenance"] = case.provenance.model_dump(exclude_none=True)
     return out
 
 

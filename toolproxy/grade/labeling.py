@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from datetime import UTC
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
 
@@ -27,7 +27,7 @@ from pydantic import Field
 from toolproxy import store
 from toolproxy.grade.casefile import cases_node, file_format, write_atomic
 from toolproxy.grade.expectations import dump_cases, load_cases, render_cases
-from toolproxy.grade.model import Case, ExpectedCall, Matcher
+from toolproxy.grade.model import Case, ExpectedCall, Matcher, Provenance
 from toolproxy.grade.sampling import sample
 from toolproxy.store.filters import ExchangeFilter
 from toolproxy.store.queries import exchanges, turns
@@ -109,7 +109,36 @@ def _expected_call(call: dict[str, Any], notes: list[str]) -> ExpectedCall:
     return ExpectedCall(tool=tool)
 
 
-def _case(row: dict[str, Any]) -> Case:
+def reviewer(given: str | None = None) -> str | None:
+    """Who labels: `given` (label --by), else $TOOLPROXY_REVIEWER, else the OS user."""
+    import getpass
+    import os
+
+    if given:
+        return given
+    if os.environ.get("TOOLPROXY_REVIEWER"):
+        return os.environ["TOOLPROXY_REVIEWER"]
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):  # no user name in this environment
+        return None
+
+
+def now_iso() -> str:
+    """The current time as provenance writes it (UTC, seconds)."""
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def stamped(case: Case, by: str | None, via: str, at: str | None = None) -> Case:
+    """`case` with provenance: who, when, how; the recorded turn's ids kept when it has
+    them (a case with provenance already keeps it: `label --import` of labeled cases)."""
+    if case.provenance is not None:
+        return case
+    prov = Provenance(by=by, at=at or now_iso(), via=via, exchange_id=case.exchange_id)
+    return case.model_copy(update={"provenance": prov})
+
+
+def _case(row: dict[str, Any], by: str | None = None, via: str = "label") -> Case:
     started = row["started_at"].astimezone(UTC).isoformat(timespec="seconds")
     notes = [f"labeled from session {row['session_id']}, model {row['model']}, {started}"]
     calls = [_expected_call(c, notes) for c in row["calls"] or []]
@@ -121,10 +150,24 @@ def _case(row: dict[str, Any]) -> Case:
         calls=calls,
         order="unordered" if len(calls) > 1 else "ordered",
         notes="\n".join(notes),
+        provenance=Provenance(
+            by=by,
+            at=now_iso(),
+            via=via,
+            exchange_id=row["exchange_id"],
+            session_id=row["session_id"],
+            model=row["model"],
+        ),
     )
 
 
-def case_for_turn(exchange: ExchangeRow, calls: Sequence[CallRow], no_call: bool = False) -> Case:
+def case_for_turn(
+    exchange: ExchangeRow,
+    calls: Sequence[CallRow],
+    no_call: bool = False,
+    by: str | None = None,
+    via: str = "tui",
+) -> Case:
     """The case that accepts one recorded turn as it is (its calls, exact arguments), or
     with `no_call` says the model should have answered in text; ids as `label` gives them."""
     row = {
@@ -134,7 +177,7 @@ def case_for_turn(exchange: ExchangeRow, calls: Sequence[CallRow], no_call: bool
         "model": exchange.model,
         "calls": None if no_call else [c.as_dict() for c in calls],
     }
-    return _case(row)
+    return _case(row, by, via)
 
 
 def _stratum(by: str) -> Callable[[dict[str, Any]], str]:
@@ -144,9 +187,11 @@ def _stratum(by: str) -> Callable[[dict[str, Any]], str]:
     return lambda row: str(row["model" if by == "model" else "session_id"])
 
 
-def cases_from_capture(capture: Path, filters: LabelFilters) -> list[Case]:
+def cases_from_capture(capture: Path, filters: LabelFilters, by: str | None = None) -> list[Case]:
     """One case per matching recorded model turn, in recording order (see module doc);
-    with `sample`, that many of them (`sampling.sample`, stratified by `stratify`)."""
+    with `sample`, that many of them (`sampling.sample`, stratified by `stratify`); each
+    with its provenance (`by`, now, the turn's exchange, session and model)."""
+    via = "label --sample" if filters.sample is not None else "label"
     rows = []
     for row in _rows(capture, filters):
         names = [c["name"] for c in row["calls"] or []]
@@ -162,7 +207,7 @@ def cases_from_capture(capture: Path, filters: LabelFilters) -> list[Case]:
     cases: list[Case] = []
     taken: dict[str, str] = {}  # case id -> exchange id
     for row in rows:
-        case = _case(row)
+        case = _case(row, by, via)
         if case.id in taken:  # two exchange ids share their first characters
             case = case.model_copy(
                 update={"id": f"{case.id.rsplit('-', 1)[0]}-{row['exchange_id']}"}

@@ -80,6 +80,21 @@ class ExpectedCall(BaseModel):
     )
 
 
+class Provenance(BaseModel):
+    """Who labeled a case, when, how, and from which recorded turn."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    by: str | None = Field(default=None, description="the reviewer (label --by)")
+    at: str | None = Field(default=None, description="when, ISO 8601 UTC")
+    via: str | None = Field(
+        default=None, description="label | label --sample | label --import | tui | adjudicated"
+    )
+    exchange_id: str | None = Field(default=None, description="the recorded turn labeled")
+    session_id: str | None = None
+    model: str | None = Field(default=None, description="the model that made the turn")
+
+
 class Case(BaseModel):
     """A labeled expectation: what should have happened for one model turn."""
 
@@ -104,6 +119,7 @@ class Case(BaseModel):
     )
     tags: list[str] = Field(default_factory=list)
     notes: str | None = None
+    provenance: Provenance | None = Field(default=None, description="who labeled it, when")
 
 
 class Observation(BaseModel):

@@ -13,8 +13,9 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, Static, TextArea
 
 from toolproxy.errors import UserError
-from toolproxy.grade.caseedit import case_text, parse_case_text, save_case
+from toolproxy.grade.caseedit import case_text, edited, parse_case_text, save_case
 from toolproxy.grade.casefile import ExpectationError, Issue
+from toolproxy.grade.labeling import now_iso, reviewer
 from toolproxy.grade.model import Case
 from toolproxy.tui.base import why
 
@@ -63,6 +64,7 @@ class CaseEditScreen(Screen[None]):
         except ExpectationError as exc:
             status.update("not saved: " + "; ".join(_line(i) for i in exc.issues))
             return
+        case = edited(case, self.case, reviewer(), now_iso())
         self.run_worker(lambda: self._write(case), thread=True, exclusive=True, group="save")
 
     def _write(self, case: Case) -> None:

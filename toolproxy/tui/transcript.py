@@ -15,7 +15,7 @@ from textual.widgets import Footer, Header, Static
 from toolproxy import store
 from toolproxy.errors import UserError
 from toolproxy.grade.caseedit import cases_by_exchange, save_case
-from toolproxy.grade.labeling import case_for_turn
+from toolproxy.grade.labeling import case_for_turn, reviewer
 from toolproxy.grade.model import Case
 from toolproxy.store.filters import ExchangeFilter
 from toolproxy.store.queries import exchanges, mcp
@@ -160,7 +160,7 @@ class TranscriptScreen(StoreScreen):
 
     def draft(self, turn: ExchangeDetail, no_call: bool) -> tuple[Case, str | None]:
         """The case for `turn` (keeping the id of the case it already has) and that id."""
-        case = case_for_turn(turn.exchange, turn.calls, no_call=no_call)
+        case = case_for_turn(turn.exchange, turn.calls, no_call=no_call, by=reviewer())
         existing = self.labels.get(turn.exchange.exchange_id)
         if existing is None:
             return case, None
