@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 import xml.etree.ElementTree as ET
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -409,3 +410,21 @@ def test_without_a_price_file_an_unknown_endpoint_is_unpriced_and_said(
     assert costs["base"]["unpriced_cases"] == 4 and costs["base"]["cost_total"] is None
     # a cost gate on a run nothing could price fails closed
     assert report(cap, "--threshold", "cost_per_case<=1") == 1
+
+
+def test_a_baseline_report_ends_with_the_verdict_per_candidate(
+    cap: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert report(cap, "--baseline", "base", "--threshold", "pass_rate>=0") == 0
+    out = capsys.readouterr().out
+    last = out[out.index("Verdict against base") :]
+    assert "Gates" not in last  # the decision comes last
+    assert re.search(r"cand +pass_rate +4 +0\.500 +0\.500 .* no verdict", last)  # too few cases
+    assert report(cap, "--baseline", "base", "--json") == 0
+    data = json.loads(capsys.readouterr().out)
+    assert {(v["run"], v["metric"]) for v in data["verdicts"]} == {
+        ("cand", m) for m in ("pass_rate", "selection_accuracy", "hallucination_rate",
+                              "omission_rate", "format_error_rate", "cost_per_case")
+    }  # fmt: skip
+    assert report(cap) == 0
+    assert "Verdict against" not in capsys.readouterr().out  # no baseline, no verdict

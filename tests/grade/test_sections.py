@@ -35,3 +35,20 @@ def test_lost_in_text_lists_only_runs_with_such_cases() -> None:
     metrics["b"].leaked_no_calls, metrics["b"].leaked_would_pass = 2, 1
     metrics["b"].leaked_formats = {"hermes": 2}
     assert lost_in_text(["a", "b"], metrics).rows == [["b", 2, "hermes 2", 1]]
+
+
+def test_the_verdict_table_shows_delta_interval_and_verdict() -> None:
+    from toolproxy.grade.sections import verdict_table
+    from toolproxy.grade.verdict import MetricVerdict
+
+    rows = [
+        MetricVerdict(run="b", metric="pass_rate", cases=40, baseline=0.5, value=0.525,
+                      delta=0.025, low=-0.1, high=0.15, verdict="not significantly different"),
+        MetricVerdict(run="b", metric="cost_per_case", cases=3, baseline=0.01, value=None,
+                      delta=None, low=None, high=None, verdict="no verdict"),
+    ]  # fmt: skip
+    t = verdict_table(rows, "a")
+    assert t.columns[3] == "a" and t.title.startswith("Verdict against a")
+    assert t.rows[0] == ["b", "pass_rate", 40, "0.500", "0.525", "+0.025", "[-0.100, +0.150]",
+                         "not significantly different"]  # fmt: skip
+    assert t.rows[1][3:] == ["$0.0100", "n/a", "n/a", "n/a", "no verdict"]

@@ -46,8 +46,9 @@ from toolproxy.grade.metrics import (
 )
 from toolproxy.grade.model import GradeRow
 from toolproxy.grade.prices import Pricer
-from toolproxy.grade.sections import Table, cost_tables, lost_in_text
+from toolproxy.grade.sections import Table, cost_tables, lost_in_text, verdict_table
 from toolproxy.grade.vendor import IRF_METRICS, VendorMetrics, compare_runs
+from toolproxy.grade.verdict import MetricVerdict, verdicts
 
 if TYPE_CHECKING:
     from toolproxy.store.queries.grades import CaseRow
@@ -89,6 +90,9 @@ class Report(BaseModel):
         default_factory=dict, description="per run: cost in dollars (toolproxy.grade.cost)"
     )
     prices: str | None = Field(default=None, description="where the prices came from")
+    verdicts: list[MetricVerdict] = Field(
+        default_factory=list, description="with a baseline: each run's bootstrap verdicts"
+    )
 
 
 # --- reading the store -----------------------------------------------------------------
@@ -293,7 +297,27 @@ def build_report(
         families={run: family_scores(records) for run, records in cases.items()},
         costs=costs,
         prices=pricer.describe(),
+        verdicts=_verdicts(cases, baseline, thresholds, pricer),
     )
+
+
+def _verdicts(
+    cases: dict[str, list[CaseRecord]],
+    baseline: str | None,
+    thresholds: Sequence[gate.Threshold],
+    pricer: Pricer,
+) -> list[MetricVerdict]:
+    """With a baseline: the bootstrap verdicts on the gated metrics (those the thresholds
+    name, else the default regression set), plus cost per case when anything is priced."""
+    if baseline is None or baseline not in cases:
+        return []
+    named = [t.metric for t in thresholds if not (t.tool or t.each_tool)]
+    metrics = list(dict.fromkeys([*(named or gate.DEFAULT_REGRESSION), "cost_per_case"]))
+    money = {
+        run: {c.grade.case_id: pricer.price(c.call).cost for c in rs if c.observed and c.call}
+        for run, rs in cases.items()
+    }
+    return verdicts(cases, baseline, metrics, money)
 
 
 # --- rendering --------------------------------------------------------------------------
@@ -371,4 +395,6 @@ def build_tables(report: Report) -> list[Table]:
     if report.gates:
         rows = [[g.run, g.name, g.status, g.message] for g in report.gates]
         tables.append(Table(title="Gates", columns=["run", "gate", "result", "why"], rows=rows))
+    if report.verdicts:  # the decision comes last
+        tables.append(verdict_table(report.verdicts, report.baseline or ""))
     return tables

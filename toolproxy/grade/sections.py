@@ -10,6 +10,7 @@ from pydantic import BaseModel
 
 from toolproxy.grade.cost import RunCost
 from toolproxy.grade.metrics import RunMetrics
+from toolproxy.grade.verdict import MetricVerdict
 
 
 class Table(BaseModel):
@@ -87,5 +88,32 @@ def lost_in_text(runs: Sequence[str], metrics: Mapping[str, RunMetrics]) -> Tabl
     return Table(
         title="Tool calls lost in text (no_call; the server returned the call as text)",
         columns=["run", "no_call cases", "formats", "would have passed"],
+        rows=rows,
+    )
+
+
+def verdict_table(verdicts: Sequence[MetricVerdict], baseline: str) -> Table:
+    """Each candidate against the baseline: delta, its 95 % interval, the verdict."""
+
+    def num(v: float | None, metric: str) -> str:
+        if v is None:
+            return "n/a"
+        return money(v) if metric.startswith("cost") else f"{v:.3f}"
+
+    def signed(v: float | None, metric: str) -> str:
+        if v is None:
+            return "n/a"
+        return f"{v:+.6f}" if metric.startswith("cost") else f"{v:+.3f}"
+
+    rows = [
+        [v.run, v.metric, v.cases, num(v.baseline, v.metric), num(v.value, v.metric),
+         signed(v.delta, v.metric),
+         "n/a" if v.low is None else f"[{signed(v.low, v.metric)}, {signed(v.high, v.metric)}]",
+         v.verdict]
+        for v in verdicts
+    ]  # fmt: skip
+    return Table(
+        title=f"Verdict against {baseline} (paired bootstrap over shared cases, 95 %)",
+        columns=["run", "metric", "cases", baseline, "run value", "delta", "interval", "verdict"],
         rows=rows,
     )
