@@ -33,8 +33,8 @@ import yaml
 from pydantic import BaseModel, Field
 
 from toolproxy.errors import UserError
+from toolproxy.grade.model import JUDGE_SCORES
 
-SCORES = (0.0, 0.5, 1.0)
 _WORDS = {"pass": 1.0, "partial": 0.5, "fail": 0.0, True: 1.0, False: 0.0}
 
 
@@ -90,7 +90,7 @@ def human_score(value: Any) -> float | None:
         return _WORDS.get(value.strip().lower())
     if isinstance(value, bool):
         return _WORDS[value]
-    if isinstance(value, (int, float)) and float(value) in SCORES:
+    if isinstance(value, (int, float)) and float(value) in JUDGE_SCORES:
         return float(value)
     return None
 
@@ -164,7 +164,7 @@ def calibrate(judged: Sequence[Judged], pass_at: float = 1.0) -> Calibration:
     scored = [j for j in judged if j.score is not None]
     verdicts = [(j.item.human >= pass_at, (j.score or 0.0) >= pass_at) for j in scored]
     scores = [(j.item.human, j.score or 0.0) for j in scored]
-    confusion: dict[str, dict[str, int]] = {f"{h:g}": {} for h in SCORES}
+    confusion: dict[str, dict[str, int]] = {f"{h:g}": {} for h in JUDGE_SCORES}
     for h, s in scores:
         row = confusion[f"{h:g}"]
         row[f"{s:g}"] = row.get(f"{s:g}", 0) + 1
@@ -176,7 +176,7 @@ def calibrate(judged: Sequence[Judged], pass_at: float = 1.0) -> Calibration:
         agreement=sum(a == b for a, b in verdicts) / n if n else None,
         kappa=cohen_kappa(verdicts, categories=(True, False)),
         score_agreement=sum(a == b for a, b in scores) / n if n else None,
-        score_kappa=cohen_kappa(scores, _linear, SCORES),
+        score_kappa=cohen_kappa(scores, _linear, JUDGE_SCORES),
         confusion=confusion,
         disagreements=[
             Disagreement(

@@ -71,6 +71,9 @@ class RunCost(BaseModel):
     )
     over_tooling_cost: float | None = None
     prices: list[PriceUse] = Field(default_factory=list)
+    case_costs: dict[str, float | None] = Field(
+        default_factory=dict, exclude=True, description="case id -> dollars (None: unpriced)"
+    )
 
     def values(self) -> dict[str, float | None]:
         """The gateable cost metrics (SPECS) by name."""
@@ -115,6 +118,7 @@ def run_cost(
     unpriced: Counter[str] = Counter()
     uses: dict[tuple[str | None, str, str], PriceUse] = {}
     over_tokens, over_cost = 0, 0.0
+    case_costs: dict[str, float | None] = {}
     for c in records:
         if not c.observed or c.call is None:
             continue
@@ -130,6 +134,7 @@ def run_cost(
                 output_per_mtok=p.output_per_mtok,
             )
         use.cases += 1
+        case_costs[c.grade.case_id] = p.cost
         if p.cost is None:
             unpriced[p.how] += 1
             continue
@@ -140,7 +145,7 @@ def run_cost(
         n = over_tooling_tokens(c, sizes or {})
         if n:
             over_tokens += n
-            over_cost += _share(c, n, pricer)
+            over_cost += _share(c, n, p.cost)
     return RunCost(
         run=run,
         priced_cases=priced,
@@ -152,14 +157,13 @@ def run_cost(
         over_tooling_tokens=over_tokens if priced else None,
         over_tooling_cost=over_cost if priced else None,
         prices=sorted(uses.values(), key=lambda u: (-u.cases, u.model or "", u.endpoint)),
+        case_costs=case_costs,
     )
 
 
-def _share(record: CaseRecord, tokens: int, pricer: Pricer) -> float:
-    """What `tokens` of the case's extra calls cost: the case's cost in proportion to
-    its tokens (so a per-hour price splits by tokens too)."""
-    assert record.call is not None
-    whole = pricer.price(record.call).cost or 0.0
+def _share(record: CaseRecord, tokens: int, whole: float) -> float:
+    """What `tokens` of the case's extra calls cost: the case's cost (`whole`) in
+    proportion to its tokens (so a per-hour price splits by tokens too)."""
     used = (record.input_tokens or 0) + (record.output_tokens or 0)
     if not used:
         return 0.0

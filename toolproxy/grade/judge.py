@@ -30,11 +30,10 @@ from typing import Any
 
 from toolproxy import store
 from toolproxy.errors import UserError
-from toolproxy.grade.model import JudgeVerdict
+from toolproxy.grade.model import JUDGE_SCORES, JudgeVerdict
 from toolproxy.store.segments import SegmentWriter
 
 Judge = Callable[[str, Any], tuple[float, str]]
-SCORES = (0.0, 0.5, 1.0)
 
 TEMPLATE = """\
 You are grading one argument of a tool call made by an AI model.
@@ -93,7 +92,7 @@ def parse_verdict(text: str) -> tuple[float, str]:
     score = data.get("score")
     if "score" not in data and isinstance(data.get("verdict"), bool):
         score = 1.0 if data["verdict"] else 0.0
-    if isinstance(score, bool) or not isinstance(score, (int, float)) or score not in SCORES:
+    if isinstance(score, bool) or not isinstance(score, (int, float)) or score not in JUDGE_SCORES:
         raise JudgeError(f'judge reply has no "score" of 1, 0.5 or 0: {_cut(text)!r}')
     reason = data.get("reason")
     return float(score), reason if isinstance(reason, str) else ""

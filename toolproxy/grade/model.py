@@ -80,6 +80,9 @@ class ExpectedCall(BaseModel):
     )
 
 
+JUDGE_SCORES = (0.0, 0.5, 1.0)  # what a judge answers: does not / partly / satisfies
+
+
 class Provenance(BaseModel):
     """Who labeled a case, when, how, and from which recorded turn."""
 

@@ -46,7 +46,7 @@ from toolproxy.grade.metrics import (
 )
 from toolproxy.grade.model import GradeRow
 from toolproxy.grade.prices import Pricer
-from toolproxy.grade.sections import Table, cost_tables, lost_in_text, verdict_table
+from toolproxy.grade.sections import Table, cost_tables, lost_in_text, na, verdict_table
 from toolproxy.grade.vendor import IRF_METRICS, VendorMetrics, compare_runs
 from toolproxy.grade.verdict import MetricVerdict, verdicts
 
@@ -211,10 +211,8 @@ def load_result_sizes(
     from toolproxy.grade.cost import sizes_by_call
     from toolproxy.store.queries.grades import result_sizes
 
-    ids = sorted(
-        {c.grade.exchange_id for rs in cases.values() for c in rs if c.grade.exchange_id}
-        & {c.grade.exchange_id for rs in cases.values() for c in rs if extra_calls(c)}
-    )
+    over = [c for rs in cases.values() for c in rs if c.grade.exchange_id and extra_calls(c)]
+    ids = sorted({c.grade.exchange_id for c in over if c.grade.exchange_id})
     if not ids:
         return {}
     with store.reading(capture) as r:
@@ -297,7 +295,7 @@ def build_report(
         families={run: family_scores(records) for run, records in cases.items()},
         costs=costs,
         prices=pricer.describe(),
-        verdicts=_verdicts(cases, baseline, thresholds, pricer),
+        verdicts=_verdicts(cases, baseline, thresholds, costs),
     )
 
 
@@ -305,7 +303,7 @@ def _verdicts(
     cases: dict[str, list[CaseRecord]],
     baseline: str | None,
     thresholds: Sequence[gate.Threshold],
-    pricer: Pricer,
+    costs: Mapping[str, RunCost],
 ) -> list[MetricVerdict]:
     """With a baseline: the bootstrap verdicts on the gated metrics (those the thresholds
     name, else the default regression set), plus cost per case when anything is priced."""
@@ -313,18 +311,10 @@ def _verdicts(
         return []
     named = [t.metric for t in thresholds if not (t.tool or t.each_tool)]
     metrics = list(dict.fromkeys([*(named or gate.DEFAULT_REGRESSION), "cost_per_case"]))
-    money = {
-        run: {c.grade.case_id: pricer.price(c.call).cost for c in rs if c.observed and c.call}
-        for run, rs in cases.items()
-    }
-    return verdicts(cases, baseline, metrics, money)
+    return verdicts(cases, baseline, metrics, {run: c.case_costs for run, c in costs.items()})
 
 
 # --- rendering --------------------------------------------------------------------------
-
-
-def _v(value: Any) -> Any:
-    return "n/a" if value is None else value
 
 
 def run_heads(report: Report) -> list[str]:
@@ -341,7 +331,7 @@ def build_tables(report: Report) -> list[Table]:
         Table(
             title="Per-run metrics",
             columns=["metric", *heads],
-            rows=[[k, *(_v(getattr(m[r], k)) for r in runs)] for k in RUN_ROWS],
+            rows=[[k, *(na(getattr(m[r], k)) for r in runs)] for k in RUN_ROWS],
         ),
         Table(
             title="Failing cases per label",

@@ -30,7 +30,8 @@ def _rate(value: float | None) -> str:
     return "" if value is None else f"{value:g}"
 
 
-def _n(value: Any) -> Any:
+def na(value: Any) -> Any:
+    """The value, or "n/a" for an unknown one."""
     return "n/a" if value is None else value
 
 
@@ -58,7 +59,7 @@ def cost_tables(
     if baseline:
         rows.append([f"per case vs {baseline}", *(delta(r) for r in runs)])
     rows += [
-        ["over-tooling tokens", *(_n(c[r].over_tooling_tokens) for r in runs)],
+        ["over-tooling tokens", *(na(c[r].over_tooling_tokens) for r in runs)],
         ["over-tooling cost", *(money(c[r].over_tooling_cost) for r in runs)],
     ]
     priced = [
