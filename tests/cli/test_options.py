@@ -92,6 +92,8 @@ BAD = [
     (["demo", "-c", "{dir}"], "is not an earlier demo's capture"),
     (["demo", "--formats", "-c", "{dir}"], "is not an earlier demo's capture"),
     (["addon-path", "--json"], "unrecognized arguments: --json"),
+    (["import", "{dir}/none.mitm", "-c", "{dir}/new"], "no such file: "),
+    (["import", "{file}", "--cases", "{dir}/cases.txt"], ".yaml"),
     ([], "the following arguments are required: COMMAND"),
     (["recrod"], "invalid choice: 'recrod'"),
 ]

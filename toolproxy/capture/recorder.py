@@ -75,7 +75,7 @@ class Recorder:
         self.submitted += 1
         self._queue.put(raw)
 
-    def close(self, timeout: float = 30.0) -> None:
+    def close(self, timeout: float | None = 30.0) -> None:
         """Drain everything submitted, flush, and write the final run row."""
         if not self._thread.is_alive():
             return

@@ -295,11 +295,13 @@ def build_parser() -> argparse.ArgumentParser:
     add("addon-path", cmd_addon_path)
 
     from toolproxy.cli import grade as cli_grade
+    from toolproxy.cli import imports as cli_imports
     from toolproxy.cli import judge as cli_judge
     from toolproxy.cli import mcp as cli_mcp
     from toolproxy.cli import model as cli_model
     from toolproxy.cli import replay as cli_replay
 
+    cli_imports.register(sub)
     cli_mcp.register(sub)
     cli_grade.register(sub)
     cli_judge.register(sub)

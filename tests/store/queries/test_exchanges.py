@@ -184,3 +184,10 @@ def test_a_sessions_mean_latency_and_parse_failures(tmp_path):
     with store.reading(capture) as r:
         (s,) = exchanges.sessions(r).items
     assert (s.mean_latency_ms, s.parse_failures, s.exchanges) == (200.0, 1, 3)
+
+
+def test_known_ids_are_those_the_capture_holds(seeded_capture):
+    with store.reading(seeded_capture) as r:
+        some = [row[0] for row in r.rows("SELECT exchange_id FROM exchanges LIMIT 2")]
+        assert exchanges.known_ids(r, [*some, "nosuch"]) == set(some)
+        assert exchanges.known_ids(r, []) == set()

@@ -313,6 +313,17 @@ def ids_starting(r: Reader, column: str, prefix: str) -> list[str]:
     return [prefix] if prefix in ids else ids
 
 
+def known_ids(r: Reader, exchange_ids: list[str]) -> set[str]:
+    """Which of `exchange_ids` the capture already holds (`toolproxy import` skips them)."""
+    if not exchange_ids:
+        return set()
+    found = r.rows(
+        "SELECT DISTINCT exchange_id FROM exchanges WHERE exchange_id IN (SELECT unnest($ids))",
+        {"ids": exchange_ids},
+    )
+    return {row[0] for row in found}
+
+
 def session_or_exchange(r: Reader, ident: str) -> tuple[list[str], list[tuple[Any, ...]]]:
     """`toolproxy show`: a session's exchanges (or one exchange) with their calls inline."""
     return r.named(
