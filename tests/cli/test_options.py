@@ -31,6 +31,7 @@ BAD = [
     (["tui", "{cap}"], "the TUI needs a terminal"),  # pytest's stdin is not one
     (["sql", "SELEC 1", "-c", "{cap}"], "SELEC"),
     (["compact", "-c", "{file}"], "is a file, not a directory"),
+    (["compact", "-c", "{cap}", "--from", "{dir}"], "is not a toolproxy capture"),
     (["repair", "-c", "{dir}"], "not a toolproxy capture"),
     (["export", "nosuch", "-c", "{cap}"], "nosuch"),
     (["upstream", "--script", "{bad}"], "the script"),

@@ -110,10 +110,11 @@ def cmd_sql(args: argparse.Namespace) -> int:
 
 
 def cmd_compact(args: argparse.Namespace) -> int:
-    """Compact segment files into Parquet files and cache them in the catalog."""
+    """Compact segment files into Parquet files and cache them in the catalog; with --from,
+    first move other captures' recorded files in (merging a fleet's captures into one)."""
     from toolproxy import store
 
-    print(f"toolproxy: {store.compact(args.capture).summary()}")
+    print(f"toolproxy: {store.compact(args.capture, sources=args.sources).summary()}")
     return 0
 
 
@@ -262,6 +263,16 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = add("compact", cmd_compact)
     add_capture_arg(p)
+    p.add_argument(
+        "--from",
+        dest="sources",
+        action="append",
+        type=Path,
+        default=[],
+        metavar="CAPTURE",
+        help="another capture (another host's) whose recorded files are moved into this one "
+        "first; repeatable; the target may then be a new directory",
+    )
 
     p = add("repair", cmd_repair)
     add_capture_arg(p)

@@ -1,12 +1,13 @@
 """Keeping a capture in shape: ``compact`` (segments into Parquet, Parquet into the
-catalog's cache; the steps are in ``compaction``) and ``repair`` (a new catalog from the
-files)."""
+catalog's cache; the steps are in ``compaction``; other captures' files first, with
+``merge``) and ``repair`` (a new catalog from the files)."""
 
 from __future__ import annotations
 
 import os
 import socket
 import time
+from collections.abc import Sequence
 from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,10 +15,11 @@ from typing import Any
 
 import duckdb
 
-from toolproxy.store import catalog, compaction
+from toolproxy.store import catalog, compaction, merge
 from toolproxy.store.connection import (
     BUSY_TIMEOUT_S,
     CATALOG,
+    CaptureError,
     CatalogDamaged,
     NotACapture,
     _connect,
@@ -50,14 +52,20 @@ class CompactStats:
     deleted: int = 0  # segment files removed (includes leftovers of an earlier crash)
     rejected: list[str] = field(default_factory=list)  # files with unreadable lines
     tmp_removed: int = 0  # stale .tmp files of killed writers
+    merged: dict[str, int] = field(default_factory=dict)  # source -> files moved in (--from)
+    folded: dict[str, int] = field(default_factory=dict)  # rows of Parquet files cached, per table
 
     def summary(self) -> str:
-        """One line in words: what was compacted, per table, and what was set aside."""
+        """One line in words: what was merged and compacted, per table, and what was set
+        aside."""
         if not self.files:
             text = "nothing to compact"
         else:
             per = ", ".join(f"{t} {n}" for t, n in sorted(self.rows.items()) if n)
             text = f"compacted {self.files} segment files ({per or 'no rows'})"
+        if self.merged:
+            moved = ", ".join(f"{n} from {src}" for src, n in self.merged.items())
+            text = f"merged files in ({moved}); {text}"
         if self.rejected:
             text += f"; {len(self.rejected)} with unreadable lines kept under rejected/"
         return text
@@ -98,16 +106,29 @@ def repair(path: Path | str, rebuild: bool = False) -> dict[str, Any]:
     }
 
 
-def compact(path: Path | str, busy_timeout_s: float = BUSY_TIMEOUT_S) -> CompactStats:
+def compact(
+    path: Path | str,
+    busy_timeout_s: float = BUSY_TIMEOUT_S,
+    sources: Sequence[Path | str] = (),
+) -> CompactStats:
     """Compact every finished segment file into Parquet, and cache every pending Parquet
     file in the catalog (``compaction``). Idempotent; proxies may keep writing meanwhile
-    (files that appear after the listing wait for the next compaction)."""
+    (files that appear after the listing wait for the next compaction). `sources`: other
+    captures whose recorded files are moved in first (``merge``); with them, `path` may be
+    a new directory."""
+    froms = _sources(path, sources)
+    if froms and not _root_of(path).exists():
+        init_capture(_root_of(path))
     root = _existing_root(path)
     _writable(root, "compact")
+    merged: dict[str, int] = {}
     with (
         closing(open_capture(root, read_only=False, busy_timeout_s=busy_timeout_s)) as con,
         compaction.compaction_lock(root),
     ):
+        for source in froms:
+            got = merge.merge_from(con, root, source)
+            merged[str(source)] = got.segments + got.parquet
         # Row order within a compacted file carries no meaning; keeping it costs here.
         con.execute("SET preserve_insertion_order = false")
         done = {f for (f,) in con.execute("SELECT file FROM compacted_segments").fetchall()}
@@ -120,7 +141,7 @@ def compact(path: Path | str, busy_timeout_s: float = BUSY_TIMEOUT_S) -> Compact
             total.rejected += stats.rejected
             for table, n in stats.rows.items():
                 total.rows[table] = total.rows.get(table, 0) + n
-        compaction.fold(con, root)
+        folded = compaction.fold(con, root)
         if not compaction.has_pending(root) and not _running_proxies(con):
             _go_lean(con, root)
         con.execute("CHECKPOINT")
@@ -137,7 +158,25 @@ def compact(path: Path | str, busy_timeout_s: float = BUSY_TIMEOUT_S) -> Compact
         deleted=total.deleted,
         rejected=total.rejected,
         tmp_removed=len(stale),
+        merged=merged,
+        folded=folded,
     )
+
+
+def _sources(path: Path | str, sources: Sequence[Path | str]) -> list[Path]:
+    """The `--from` captures, checked: each one a capture, none the target itself."""
+    root = _root_of(path)
+    found = []
+    for source in sources:
+        src = _root_of(source)
+        _not_a_file(src)
+        if not any((src / d).is_dir() for d in (catalog.PARQUET_DIR, SEGMENTS_DIR)):
+            raise NotACapture(f"{src} is not a toolproxy capture: no parquet/ or segments/")
+        if src == root:
+            raise CaptureError(f"{src} is the capture being compacted: --from names another")
+        _writable(src, "compact --from (files are moved out of it)")
+        found.append(src)
+    return found
 
 
 def _running_proxies(con: duckdb.DuckDBPyConnection) -> list[str]:

@@ -1,0 +1,137 @@
+"""Merging captures: another capture root's recorded files moved into this one.
+
+A fleet of proxies on many hosts can record into one capture on shared storage (each
+proxy writes only its own `segments/<proxy_id>/` folder), or each host into a capture of
+its own that `toolproxy compact --from HOST_CAPTURE` later drains into a central one.
+What moves is what proxies write, under the source's compaction lock so its own
+compactor never runs meanwhile:
+
+- finished segment files (`segments/<proxy>/*.jsonl`; `.tmp` files are being written and
+  stay), into the same proxy folder here; the source folder keeps a high-water mark so a
+  proxy restarted there never reuses a moved file's name;
+- pending Parquet files (`parquet/new/<table>/`, what recording proxies' workers compact
+  their segments into), into this capture's pending folder, metadata and all.
+
+Parquet files a `compact` of the source folded (`parquet/<table>/`) belong to the
+source's own catalog, so they are copied, not moved, and recognised by name on the next
+merge. Then this capture's compaction folds everything in, as if its own proxies had
+written it. Proxy ids are unique per host (`host-pid-random`), so names never collide.
+
+A file is moved by rename on one filesystem, else copied, fsynced, and then deleted at
+the source; a file that arrived here already (a crash between the copy and the delete,
+or a merge that compacted it) is only deleted at the source. So a merge may be re-run
+after any crash: no row is lost or counted twice.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+
+from toolproxy.store import catalog
+from toolproxy.store.compaction import compaction_lock, rel
+from toolproxy.store.segments import (
+    SCHEMA_DIR,
+    SEGMENTS_DIR,
+    TABLES,
+    fsync_path,
+    parse_segment_name,
+    read_high_water,
+    write_high_water,
+)
+
+
+@dataclass
+class Merged:
+    """What one source gave."""
+
+    segments: int = 0  # segment files moved in
+    parquet: int = 0  # Parquet files moved or copied in
+
+
+def _move(src: Path, dest: Path, keep: bool = False) -> None:
+    """`src` to `dest` whole: a rename, or across filesystems a copy made durable first."""
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    if not keep:
+        try:
+            os.replace(src, dest)
+            return
+        except OSError as exc:
+            if exc.errno != errno.EXDEV:
+                raise
+    tmp = dest.with_name(dest.name + ".tmp")
+    shutil.copyfile(src, tmp)
+    with open(tmp, "rb") as f:
+        os.fsync(f.fileno())
+    os.replace(tmp, dest)
+    fsync_path(dest.parent)
+    if not keep:
+        src.unlink()
+
+
+def _known(con: duckdb.DuckDBPyConnection) -> tuple[set[str], set[str]]:
+    """(segment files compacted here, Parquet file names cached here)."""
+    segments = {f for (f,) in con.execute("SELECT file FROM compacted_segments").fetchall()}
+    parquet = {f for (f,) in con.execute("SELECT file FROM cached_parquet").fetchall()}
+    return segments, parquet
+
+
+def _segments(root: Path, source: Path, compacted: set[str]) -> int:
+    moved = 0
+    base = source / SEGMENTS_DIR
+    for folder in sorted(base.iterdir()) if base.is_dir() else ():
+        if not folder.is_dir() or folder.name == SCHEMA_DIR:
+            continue
+        here = root / SEGMENTS_DIR / folder.name
+        high_here = read_high_water(here) if here.is_dir() else 0
+        high = 0
+        for p in sorted(folder.iterdir()):
+            parsed = parse_segment_name(p.name)
+            if parsed is None or p.name.endswith(".tmp"):
+                continue
+            high = max(high, parsed[1])
+            dest = here / p.name
+            if rel(root, dest) in compacted or parsed[1] <= high_here or dest.exists():
+                p.unlink(missing_ok=True)  # merged before (a crash came before this delete)
+                continue
+            _move(p, dest)
+            moved += 1
+        if high > read_high_water(folder):
+            write_high_water(folder, high)  # a proxy restarted there continues after it
+    return moved
+
+
+def _parquet(root: Path, source: Path, cached: set[str]) -> int:
+    moved = 0
+    for table in TABLES:
+        pending = root / catalog.pending_dir(table)
+        for folder, keep in (
+            (catalog.pending_dir(table), False),
+            (catalog.cached_dir(table), True),
+        ):
+            src = source / folder
+            for p in sorted(src.glob("*.parquet")) if src.is_dir() else ():
+                if p.name == catalog.PLACEHOLDER:
+                    continue
+                here = (pending / p.name, root / catalog.cached_dir(table) / p.name)
+                if p.name in cached or any(h.exists() for h in here):
+                    if not keep:
+                        p.unlink(missing_ok=True)
+                    continue
+                _move(p, pending / p.name, keep=keep)
+                moved += 1
+    return moved
+
+
+def merge_from(con: duckdb.DuckDBPyConnection, root: Path, source: Path) -> Merged:
+    """Move `source`'s recorded files into the capture at `root` (whose catalog `con` is
+    open read-write, its compaction lock held); the caller then compacts."""
+    with compaction_lock(source):
+        compacted, cached = _known(con)
+        parquet = _parquet(root, source, cached)  # first: they may hold segments moved next
+        return Merged(segments=_segments(root, source, compacted), parquet=parquet)
