@@ -14,6 +14,8 @@ from mitmproxy import http
 from mitmproxy.io import FlowWriter
 from mitmproxy.test import tflow, tutils
 
+from tests.capture.test_addon import CHAT_REQUEST
+from tests.capture.test_addon import CHAT_RESPONSE as CHAT_REPLY
 from toolproxy import store
 from toolproxy.capture.importer import (
     FLOWS,
@@ -25,42 +27,6 @@ from toolproxy.capture.importer import (
     traffic_kind,
 )
 
-CHAT_REQUEST = {
-    "model": "gpt-4o-mini",
-    "messages": [{"role": "user", "content": "Weather in Paris?"}],
-    "tools": [
-        {
-            "type": "function",
-            "function": {
-                "name": "get_weather",
-                "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
-            },
-        }
-    ],
-}
-CHAT_REPLY = {
-    "id": "chatcmpl-1",
-    "object": "chat.completion",
-    "model": "gpt-4o-mini",
-    "choices": [
-        {
-            "index": 0,
-            "finish_reason": "tool_calls",
-            "message": {
-                "role": "assistant",
-                "content": None,
-                "tool_calls": [
-                    {
-                        "id": "call_1",
-                        "type": "function",
-                        "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'},
-                    }
-                ],
-            },
-        }
-    ],
-    "usage": {"prompt_tokens": 20, "completion_tokens": 7, "total_tokens": 27},
-}
 SECRET = "sk-live-abcdef0123456789"
 
 
@@ -159,12 +125,12 @@ def test_import_flows_records_calls_without_secrets(tmp_path):
     done = import_traffic([path], capture)
     assert (done.exchanges, done.already, done.problems) == (2, 0, [])
     calls = store.query(capture, "SELECT name, arguments_raw FROM tool_calls")[1]
-    assert calls == [("get_weather", '{"city": "Paris"}')] * 2
+    assert calls == [("get_weather", '{"city":"Paris"}')] * 2
     ex = store.query(
         capture,
         "SELECT wire_format, parse_status, input_tokens, ttfb_ms, latency_ms FROM exchanges",
     )  # time to first byte: to the response's headers, the first byte a flow file dates
-    assert ex[1] == [("openai_chat", "ok", 20, pytest.approx(390.0), pytest.approx(500.0))] * 2
+    assert ex[1] == [("openai_chat", "ok", 10, pytest.approx(390.0), pytest.approx(500.0))] * 2
     runs = store.query(capture, "SELECT DISTINCT mode FROM proxy_runs")[1]
     assert runs == [("import",)]
     for file in capture.rglob("*"):
