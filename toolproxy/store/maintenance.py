@@ -53,7 +53,6 @@ class CompactStats:
     rejected: list[str] = field(default_factory=list)  # files with unreadable lines
     tmp_removed: int = 0  # stale .tmp files of killed writers
     merged: dict[str, int] = field(default_factory=dict)  # source -> files moved in (--from)
-    folded: dict[str, int] = field(default_factory=dict)  # rows of Parquet files cached, per table
 
     def summary(self) -> str:
         """One line in words: what was merged and compacted, per table, and what was set
@@ -141,7 +140,7 @@ def compact(
             total.rejected += stats.rejected
             for table, n in stats.rows.items():
                 total.rows[table] = total.rows.get(table, 0) + n
-        folded = compaction.fold(con, root)
+        compaction.fold(con, root)
         if not compaction.has_pending(root) and not _running_proxies(con):
             _go_lean(con, root)
         con.execute("CHECKPOINT")
@@ -159,7 +158,6 @@ def compact(
         rejected=total.rejected,
         tmp_removed=len(stale),
         merged=merged,
-        folded=folded,
     )
 
 

@@ -34,12 +34,11 @@ from pathlib import Path
 import duckdb
 
 from toolproxy.store import catalog
-from toolproxy.store.compaction import compaction_lock, rel
+from toolproxy.store.compaction import _publish, compaction_lock, rel
 from toolproxy.store.segments import (
     SCHEMA_DIR,
     SEGMENTS_DIR,
     TABLES,
-    fsync_path,
     parse_segment_name,
     read_high_water,
     write_high_water,
@@ -66,10 +65,7 @@ def _move(src: Path, dest: Path, keep: bool = False) -> None:
                 raise
     tmp = dest.with_name(dest.name + ".tmp")
     shutil.copyfile(src, tmp)
-    with open(tmp, "rb") as f:
-        os.fsync(f.fileno())
-    os.replace(tmp, dest)
-    fsync_path(dest.parent)
+    _publish(tmp, dest)  # fsynced, renamed into place, the folder fsynced
     if not keep:
         src.unlink()
 
