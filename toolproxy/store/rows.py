@@ -141,6 +141,21 @@ class RunRow(NamedTuple):
     last_graded: str
 
 
+class ExchangeGradeRow(NamedTuple):
+    """A case's latest grade in a run, for the exchange it graded (what a trace carries)."""
+
+    exchange_id: str
+    run: str
+    case_id: str
+    passed: bool | None
+    label: str | None
+    not_graded: bool | None
+    reason: str | None
+    expected_tools: Any  # JSON text
+    called_tools: Any  # JSON text
+    graded_at: str | None
+
+
 class FailureRow(NamedTuple):
     """A case's latest grade in a run, with what was expected and what was called."""
 

@@ -7,7 +7,7 @@ from typing import Any, NamedTuple
 
 from toolproxy.store.filters import in_ids, latest_grades_sql
 from toolproxy.store.reader import Reader
-from toolproxy.store.rows import CallRow, FailureRow, RunRow
+from toolproxy.store.rows import CallRow, ExchangeGradeRow, FailureRow, RunRow
 from toolproxy.store.tables import TABLES
 
 GRADE_COLUMNS = list(TABLES["grades"])
@@ -155,6 +155,26 @@ def latest_grades(r: Reader, runs: list[str]) -> list[CaseRow]:
     )
     n = len(GRADE_COLUMNS)
     return [CaseRow(row[:n], *row[n:]) for row in rows]
+
+
+def exchange_grades(
+    r: Reader, exchange_ids: list[str], runs: list[str] | None = None
+) -> list[ExchangeGradeRow]:
+    """The latest grade of each (run, case) whose case is one of these exchanges, in all
+    runs or in `runs`, by exchange, run and case."""
+    params: dict[str, Any] = {"ids": exchange_ids}
+    only = ""
+    if runs is not None:
+        params["runs"] = runs
+        only = f"AND {in_ids('run', 'runs')} "
+    return r.typed(
+        ExchangeGradeRow,
+        "SELECT exchange_id, run, case_id, passed, label, not_graded, reason, expected_tools, "
+        f"called_tools, graded_at FROM grades WHERE {in_ids('exchange_id', 'ids')} {only}"
+        "QUALIFY row_number() OVER (PARTITION BY run, case_id ORDER BY graded_at DESC) = 1 "
+        "ORDER BY exchange_id, run, case_id",
+        params,
+    )
 
 
 def result_sizes(r: Reader, exchange_ids: list[str]) -> list[tuple[Any, ...]]:

@@ -1,0 +1,1 @@
+"""OpenTelemetry out: captured sessions as OTLP traces (`toolproxy export --otlp`)."""
