@@ -33,6 +33,7 @@ BAD = [
     (["compact", "-c", "{file}"], "is a file, not a directory"),
     (["compact", "-c", "{cap}", "--from", "{dir}"], "is not a toolproxy capture"),
     (["repair", "-c", "{dir}"], "not a toolproxy capture"),
+    (["report", "-c", "{cap}", "--html", "{file}/report.html"], "--html: cannot write"),
     (["export", "nosuch", "-c", "{cap}"], "nosuch"),
     (["export", "-c", "{cap}"], "needs a table"),
     (["export", "exchanges", "-c", "{cap}", "--otlp", "http://h:1"], "give no table"),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -209,7 +210,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         args.fail_on_regression, pricer,
         load_result_sizes(args.capture, cases),
     )  # fmt: skip
-    if args.out or args.json:
+    if args.out or args.json or args.html:
         report.gallery = load_gallery(args.capture, cases)
     tables = build_tables(report)
     if args.json:
@@ -218,6 +219,18 @@ def cmd_report(args: argparse.Namespace) -> int:
         print(render_terminal(tables, report))
     if args.out:
         write_outputs(args.out, report, tables)
+    if args.html:
+        from toolproxy.htmlreport.charts import build_charts, plotly_js
+        from toolproxy.htmlreport.page import render_page
+
+        page = render_page(report, tables, build_charts(report, cases), plotly_js())
+        try:
+            args.html.parent.mkdir(parents=True, exist_ok=True)
+            args.html.write_text(page, encoding="utf-8")
+        except OSError as exc:
+            raise UserError(f"--html: cannot write {args.html}: {exc.strerror}") from None
+        size = len(page.encode()) / 1e6
+        print(f"wrote {args.html} ({size:.1f} MB, opens offline)", file=sys.stderr)
     if args.junit:
         args.junit.parent.mkdir(parents=True, exist_ok=True)
         args.junit.write_text(gate.junit_xml(report.runs, report.gates) + "\n", encoding="utf-8")
@@ -324,6 +337,12 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "'hallucination_rate<=0.05'; repeatable; exit 1 on failure",
     )
     p.add_argument("--out", "-o", type=Path, help="folder for report.csv, report.json, report.md")
+    p.add_argument(
+        "--html",
+        type=Path,
+        metavar="FILE",
+        help="write one self-contained page: tables, charts (plotly.js embedded), gallery",
+    )
     p.add_argument("--junit", type=Path, help="write the gate as JUnit XML here")
     p.add_argument("--json", action="store_true", help="print JSON instead of tables")
     p.add_argument(
