@@ -32,11 +32,16 @@ class Receiver:
     def __init__(self) -> None:
         self.requests: list[tuple[ExportTraceServiceRequest, dict[str, str]]] = []
         self.status = 200
+        self.refuse_after: int | None = None  # requests taken before refusing with a 400
         receiver = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:  # noqa: N802
                 body = self.rfile.read(int(self.headers["Content-Length"]))
+                if receiver.refuse_after is not None and len(receiver.requests) >= (
+                    receiver.refuse_after
+                ):
+                    receiver.status = 400
                 if receiver.status == 200:
                     request = ExportTraceServiceRequest()
                     request.ParseFromString(body)
@@ -116,6 +121,15 @@ def test_a_refused_batch_stops_the_export_with_the_reason(seeded_capture, receiv
     sent = http_exporter(receiver.url, None, 5.0)
     with pytest.raises(Failure, match="did not take 15 spans: .*400"):
         export_traces(seeded_capture, sent, resource(seeded_capture))
+
+
+def test_a_refusal_midway_says_what_went_before(seeded_capture, receiver, monkeypatch):
+    monkeypatch.setattr(exporter, "SESSIONS_PER_BATCH", 2)
+    receiver.refuse_after = 1
+    sent = http_exporter(receiver.url, None, 5.0)
+    with pytest.raises(Failure, match=r"did not take \d+ spans \(2 sessions were sent before"):
+        export_traces(seeded_capture, sent, resource(seeded_capture))
+    assert len(receiver.requests) == 1
 
 
 def test_otlp_json_lines_carry_hex_ids_and_integer_enums(seeded_capture, tmp_path):

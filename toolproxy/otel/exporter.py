@@ -179,9 +179,10 @@ def export_traces(
     try:
         with reading(capture) as r:
             for batch in _session_batches(r, where or ExchangeFilter()):
+                sent = stats.traces
                 for spec in _traces(r, batch, where or ExchangeFilter(), runs):
                     _emit(tracer, ids, spec, stats)
-                _send(exporter, collect)
+                _send(exporter, collect, sent)
     finally:
         provider.shutdown()
         exporter.shutdown()
@@ -250,7 +251,8 @@ def _emit(tracer: trace.Tracer, ids: _GivenIds, spec: TraceSpec, stats: OtlpStat
     stats.spans += len(spec.spans)
 
 
-def _send(exporter: SpanExporter, collect: _Collect) -> None:
+def _send(exporter: SpanExporter, collect: _Collect, sent: int) -> None:
+    """Export the collected spans; refused, a `Failure` that says what got through before."""
     spans, collect.ended = collect.ended, []
     if not spans:
         return
@@ -258,7 +260,8 @@ def _send(exporter: SpanExporter, collect: _Collect) -> None:
         result = exporter.export(spans)
     if result is not SpanExportResult.SUCCESS:
         why = "; ".join(dict.fromkeys(reasons.messages[-2:])) or "no reason given"
-        raise Failure(f"the OTLP endpoint did not take {len(spans)} spans: {why}")
+        before = f" ({sent} sessions were sent before them)" if sent else ""
+        raise Failure(f"the OTLP endpoint did not take {len(spans)} spans{before}: {why}")
 
 
 def http_exporter(url: str, headers: Mapping[str, str] | None, timeout: float) -> SpanExporter:
