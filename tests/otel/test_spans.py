@@ -84,6 +84,8 @@ def test_each_answered_call_is_a_tool_execution_with_its_own_result(traces):
     assert paris.start_ns == calls["a-0"].end_ns  # from the turn that made the call
     assert paris.end_ns == calls["a-1"].start_ns  # to the request that sent the result
     assert paris.error is None
+    assert paris.attributes["toolproxy.mcp_exchange_id"] == "m-0"  # the MCP call that ran it
+    assert "toolproxy.mcp_exchange_id" not in tools[1].attributes
 
 
 def test_grades_attach_to_the_span_of_the_exchange_they_graded(traces):

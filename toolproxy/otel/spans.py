@@ -122,7 +122,11 @@ def session_trace(
             if call is not None:
                 start = ends[xid]
                 end = starts.get(res.result_exchange_id or "", start)
-                spans.append(tool_span(call, res, session_id, root_id, start, max(start, end)))
+                span = tool_span(call, res, session_id, root_id, start, max(start, end))
+                for m in d.mcp:  # an MCP tools/call the proxy saw execute this very call
+                    if m.linked_call_id == call.call_id and m.tool_name == call.name:
+                        span.attributes["toolproxy.mcp_exchange_id"] = m.mcp_exchange_id
+                spans.append(span)
     first = min((s.start_ns for s in spans), default=0)
     last = max((s.end_ns for s in spans), default=first)
     root = SpanSpec(
