@@ -13,7 +13,6 @@ from typing import Any
 
 from toolproxy.cli import options
 from toolproxy.cli.filters import add_filter_args
-from toolproxy.cli.otlp import add_otlp_args
 from toolproxy.cli.output import print_rows, render_status
 
 DEFAULT_CAPTURE = Path("captures/default")
@@ -131,37 +130,6 @@ def cmd_repair(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_export(args: argparse.Namespace) -> int:
-    """Write a table or view as JSON lines, CSV or Parquet (secrets were removed at capture
-    time)."""
-    from toolproxy import store
-    from toolproxy.errors import UserError
-
-    if args.otlp or args.otlp_file:
-        if args.table:
-            raise UserError("--otlp exports sessions as traces: give no table with it")
-        from toolproxy.cli.otlp import export_otlp
-
-        return export_otlp(args)
-    if not args.table:
-        raise UserError("export needs a table or view (e.g. exchanges), or --otlp URL")
-    fmt = args.format or {".csv": "csv", ".parquet": "parquet"}.get(Path(args.out).suffix, "jsonl")
-    if fmt != "jsonl":
-        if args.out == "-":
-            raise UserError(f"{fmt} goes to a file: give --out FILE.{fmt}")
-        count = store.export_file(args.capture, args.table, Path(args.out), fmt)
-        print(f"exported {count} rows of {args.table} to {args.out} ({fmt})", file=sys.stderr)
-        return 0
-    out = sys.stdout if args.out == "-" else open(args.out, "w", encoding="utf-8")  # noqa: SIM115
-    try:
-        count = store.export_jsonl(args.capture, args.table, out)
-    finally:
-        if out is not sys.stdout:
-            out.close()
-    print(f"exported {count} rows of {args.table}", file=sys.stderr)
-    return 0
-
-
 def cmd_upstream(args: argparse.Namespace) -> int:
     """Serve the scripted model upstream (for trying toolproxy without a real provider)."""
     from toolproxy.errors import UserError
@@ -234,6 +202,7 @@ def build_parser() -> argparse.ArgumentParser:
     def add(name: str, func: Callable[[argparse.Namespace], int]) -> argparse.ArgumentParser:
         return add_command(sub, name, func)
 
+    from toolproxy.cli import export as cli_export
     from toolproxy.cli import record as cli_record
 
     cli_record.register(sub)
@@ -289,16 +258,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--rebuild", action="store_true", help="set the catalog aside and rebuild even if healthy"
     )
 
-    p = add("export", cmd_export)
-    p.add_argument("table", nargs="?", help="table or view to export, e.g. exchanges or tool_calls")
-    add_capture_arg(p)
-    p.add_argument("--out", "-o", default="-", help="output file (default stdout)")
-    p.add_argument(
-        "--format",
-        choices=["jsonl", "csv", "parquet"],
-        help="default: by --out's suffix (.csv, .parquet), else JSON lines",
-    )
-    add_otlp_args(p)
+    cli_export.register(sub)
 
     p = add("upstream", cmd_upstream)
     p.add_argument("--script", help="script file (JSON or YAML); default: echo replies")

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
+from toolproxy.cli.export import headers_of
 from toolproxy.cli.main import main
-from toolproxy.cli.otlp import headers_of
 from toolproxy.errors import UserError
 
 

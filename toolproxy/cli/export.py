@@ -1,5 +1,6 @@
-"""`toolproxy export --otlp URL | --otlp-file FILE`: captured sessions as OpenTelemetry
-traces (the spans: `toolproxy.otel.spans`; the SDK: `toolproxy.otel.exporter`)."""
+"""`toolproxy export`: a table or view as JSON lines, CSV or Parquet (the store's
+`export_*`), or captured sessions as OpenTelemetry traces with `--otlp URL | --otlp-file
+FILE` (the spans: `toolproxy.otel.spans`; the SDK: `toolproxy.otel.exporter`)."""
 
 from __future__ import annotations
 
@@ -92,3 +93,48 @@ def export_otlp(args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    """Write a table or view as JSON lines, CSV or Parquet (secrets were removed at capture
+    time)."""
+    from toolproxy import store
+    from toolproxy.errors import UserError
+
+    if args.otlp or args.otlp_file:
+        if args.table:
+            raise UserError("--otlp exports sessions as traces: give no table with it")
+        return export_otlp(args)
+    if not args.table:
+        raise UserError("export needs a table or view (e.g. exchanges), or --otlp URL")
+    fmt = args.format or {".csv": "csv", ".parquet": "parquet"}.get(Path(args.out).suffix, "jsonl")
+    if fmt != "jsonl":
+        if args.out == "-":
+            raise UserError(f"{fmt} goes to a file: give --out FILE.{fmt}")
+        count = store.export_file(args.capture, args.table, Path(args.out), fmt)
+        print(f"exported {count} rows of {args.table} to {args.out} ({fmt})", file=sys.stderr)
+        return 0
+    out = sys.stdout if args.out == "-" else open(args.out, "w", encoding="utf-8")  # noqa: SIM115
+    try:
+        count = store.export_jsonl(args.capture, args.table, out)
+    finally:
+        if out is not sys.stdout:
+            out.close()
+    print(f"exported {count} rows of {args.table}", file=sys.stderr)
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    """Add the `export` command."""
+    from toolproxy.cli.main import add_capture_arg, add_command
+
+    p = add_command(sub, "export", cmd_export)
+    p.add_argument("table", nargs="?", help="table or view to export, e.g. exchanges or tool_calls")
+    add_capture_arg(p)
+    p.add_argument("--out", "-o", default="-", help="output file (default stdout)")
+    p.add_argument(
+        "--format",
+        choices=["jsonl", "csv", "parquet"],
+        help="default: by --out's suffix (.csv, .parquet), else JSON lines",
+    )
+    add_otlp_args(p)
