@@ -70,3 +70,16 @@ def test_many_samples_make_a_box_of_statistics_not_of_points(monkeypatch):
     assert box.y is None
     assert (box.q1[0], box.median[0], box.q3[0]) == (26.0, 51.0, 76.0)
     assert box.lowerfence[0] == 1.0 and box.upperfence[0] == 100.0  # 1000 is beyond
+
+
+def test_a_box_of_statistics_is_not_an_empty_chart(report, cases, monkeypatch):
+    from toolproxy.htmlreport import charts
+
+    monkeypatch.setattr(charts, "POINTS_DRAWN", 3)  # more samples: the box's statistics
+    many = {
+        run: [records[0].model_copy(update={"ttfb_ms": float(v)}) for v in range(1, 6)]
+        for run, records in cases.items()
+    }
+    _, fig = figures(report, many)["chart-ttfb"]
+    assert [(t.get("y"), t["median"]) for t in fig["data"]] == [(None, [3.0]), (None, [3.0])]
+    assert "annotations" not in fig["layout"]

@@ -35,9 +35,12 @@ def plotly_js() -> str:
     return get_plotlyjs()
 
 
-def _chart(id: str, section: str, title: str, fig: go.Figure, note: str = "") -> Chart:
+def _chart(
+    id: str, section: str, title: str, fig: go.Figure, note: str = "", empty: bool = False
+) -> Chart:
+    """The figure laid out; an `empty` one says why (`note`) inside its frame."""
     fig.update_layout(**LAYOUT)
-    if not any(len(getattr(t, "y", None) or getattr(t, "z", None) or []) for t in fig.data):
+    if empty:
         fig.add_annotation(text=note or "nothing to show", showarrow=False, font={"size": 14},
                            xref="paper", yref="paper", x=0.5, y=0.5)  # fmt: skip
         fig.update_layout(xaxis={"visible": False}, yaxis={"visible": False})
@@ -55,12 +58,14 @@ def build_charts(report: Report, cases: Mapping[str, Sequence[CaseRecord]]) -> l
 
 def _rates(report: Report) -> Chart:
     fig = go.Figure()
+    drawn = 0
     for run, values in rates(report).items():
         shown = {k: v for k, v in values.items() if v is not None}
         fig.add_bar(name=run_name(report, run), x=list(shown), y=list(shown.values()))
+        drawn += len(shown)
     fig.update_layout(barmode="group", yaxis={"range": [0, 1], "tickformat": ".0%"})
-    return _chart("rates", "Metrics", "Headline rates per run", fig, "Higher is better for "
-                  "pass rate and selection accuracy; lower for the error rates.")  # fmt: skip
+    note = "Higher is better for pass rate and selection accuracy; lower for the error rates."
+    return _chart("rates", "Metrics", "Headline rates per run", fig, note, empty=not drawn)
 
 
 def _labels(report: Report) -> Chart:
@@ -70,7 +75,7 @@ def _labels(report: Report) -> Chart:
         fig.add_bar(name=label, x=[run_name(report, r) for r in per_run], y=list(per_run.values()))
     fig.update_layout(barmode="stack", yaxis={"title": {"text": "failing cases"}})
     note = "" if counts else "No run has a failing case."
-    return _chart("labels", "Metrics", "Failing cases per label", fig, note)
+    return _chart("labels", "Metrics", "Failing cases per label", fig, note, empty=not counts)
 
 
 def _confusion(report: Report, run: str, i: int) -> Chart:
@@ -91,7 +96,8 @@ def _confusion(report: Report, run: str, i: int) -> Chart:
         height=max(300, 80 + 40 * len(c.expected)),
     )
     title = f"Confusion matrix: {run_name(report, run)}"
-    return _chart(f"confusion-{i}", "Confusion matrices", title, fig)
+    empty = not any(map(any, c.counts))
+    return _chart(f"confusion-{i}", "Confusion matrices", title, fig, "No graded case.", empty)
 
 
 def _timings(report: Report, cases: Mapping[str, Sequence[CaseRecord]]) -> list[Chart]:
@@ -111,7 +117,7 @@ def _timings(report: Report, cases: Mapping[str, Sequence[CaseRecord]]) -> list[
             fig.add_trace(_box(values, run_name(report, t.run)))
         fig.update_layout(showlegend=False, yaxis={"title": {"text": "ms"}, "rangemode": "tozero"})
         note = f"Not recorded for: {', '.join(empty)}." if empty else ""
-        out.append(_chart(id, "Latency", title, fig, note))
+        out.append(_chart(id, "Latency", title, fig, note, empty=len(empty) == len(samples)))
     return out
 
 
@@ -145,4 +151,4 @@ def _cost(report: Report) -> Chart:
     note = f"Not priced: {', '.join(unpriced)}." if unpriced else ""
     if report.prices:
         note = f"{note} Prices: {report.prices}.".strip()
-    return _chart("cost", "Cost", "Cost per case, per candidate", fig, note)
+    return _chart("cost", "Cost", "Cost per case, per candidate", fig, note, empty=not priced)
