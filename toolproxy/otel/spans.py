@@ -222,14 +222,11 @@ def exchange_span(d: ExchangeDetail, session_id: str, root_id: int) -> SpanSpec:
     if x.ttfb_ms is not None:
         events.append(SpanEvent("toolproxy.first_byte", start + int(x.ttfb_ms * 1_000_000), {}))
     provider = PROVIDERS.get(x.wire_format or "")
-    if provider is None:
+    if provider is None:  # not a model call: the request as HTTP
         name = f"{req.get('method') or 'HTTP'} {req.get('path') or ''}".strip()
-        return SpanSpec(
-            span_id_of("exchange", x.exchange_id), root_id, name, "client", start, _end_ns(d),
-            attrs, events, clip(failure),
-        )  # fmt: skip
-    attrs |= _model_attributes(d, provider)
-    name = f"chat {x.model}" if x.model else "chat"
+    else:
+        attrs |= _model_attributes(d, provider)
+        name = f"chat {x.model}" if x.model else "chat"
     return SpanSpec(
         span_id_of("exchange", x.exchange_id), root_id, name, "client", start, _end_ns(d),
         attrs, events, clip(failure),
