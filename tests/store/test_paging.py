@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from toolproxy.store.paging import after_sql, decode_cursor, encode_cursor, page_of
+from toolproxy.store.paging import after_sql, decode_cursor, encode_cursor, every_page, page_of
 
 
 def test_a_cursor_round_trips_strings_numbers_none_and_times():
@@ -34,3 +34,17 @@ def test_keyset_condition_is_lexicographic_in_the_order_direction():
     assert sql == "((a < $k0) OR (a = $k0 AND b < $k1))"
     assert params == {"k0": 5, "k1": "x"}
     assert ">" in after_sql(["a"], False, {}, [1])
+
+
+def test_every_page_follows_the_cursors_to_the_last_page():
+    rows = list(range(7))
+    asked: list[str | None] = []
+
+    def fetch(cursor):
+        asked.append(cursor)
+        start = 0 if cursor is None else decode_cursor(cursor, 1)[0] + 1
+        return page_of(rows[start : start + 4], 3, lambda x: (x,))
+
+    assert list(every_page(fetch)) == [[0, 1, 2], [3, 4, 5], [6]]
+    assert len(asked) == 3 and asked[0] is None
+    assert list(every_page(lambda c: page_of([], 3, lambda x: (x,)))) == []

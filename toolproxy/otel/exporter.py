@@ -36,6 +36,7 @@ from toolproxy import __version__
 from toolproxy.errors import Failure, UserError
 from toolproxy.otel.spans import TraceSpec, session_trace
 from toolproxy.store.filters import ExchangeFilter
+from toolproxy.store.paging import every_page
 from toolproxy.store.queries.exchanges import details, exchanges, sessions
 from toolproxy.store.queries.grades import exchange_grades
 from toolproxy.store.reader import Reader, reading
@@ -176,11 +177,14 @@ def export_traces(
     provider.add_span_processor(collect)
     tracer = provider.get_tracer("toolproxy", __version__)
     stats = OtlpStats()
+    where = where or ExchangeFilter()
     try:
         with reading(capture) as r:
-            for batch in _session_batches(r, where or ExchangeFilter()):
+            pages = every_page(lambda c: sessions(r, where, limit=SESSIONS_PER_BATCH, cursor=c))
+            for page in pages:
                 sent = stats.traces
-                for spec in _traces(r, batch, where or ExchangeFilter(), runs):
+                batch = [s.session_id for s in page]
+                for spec in _traces(r, batch, where, runs):
                     _emit(tracer, ids, spec, stats)
                 _send(exporter, collect, sent)
     finally:
@@ -189,29 +193,12 @@ def export_traces(
     return stats
 
 
-def _session_batches(r: Reader, where: ExchangeFilter) -> Iterator[list[str]]:
-    cursor: str | None = None
-    while True:
-        page = sessions(r, where, limit=SESSIONS_PER_BATCH, cursor=cursor)
-        if page.items:
-            yield [s.session_id for s in page.items]
-        cursor = page.next_cursor
-        if not cursor:
-            return
-
-
 def _traces(
     r: Reader, session_ids: list[str], where: ExchangeFilter, runs: list[str] | None
 ) -> Iterator[TraceSpec]:
     chosen = where.model_copy(update={"sessions": session_ids})
-    ids: list[str] = []
-    cursor: str | None = None
-    while True:
-        page = exchanges(r, chosen, limit=5_000, cursor=cursor)
-        ids.extend(x.exchange_id for x in page.items)
-        cursor = page.next_cursor
-        if not cursor:
-            break
+    pages = every_page(lambda c: exchanges(r, chosen, limit=5_000, cursor=c))
+    ids = [x.exchange_id for page in pages for x in page]
     by_session: dict[str, list[Any]] = {s: [] for s in session_ids}
     for d in details(r, ids):
         by_session[d.exchange.session_id or ""].append(d)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -51,6 +51,18 @@ def page_of[T](rows: list[T], limit: int, key: Any) -> Page[T]:
         return Page(rows, None)
     shown = rows[:limit]
     return Page(shown, encode_cursor(key(shown[-1])))
+
+
+def every_page[T](fetch: Callable[[str | None], Page[T]]) -> Iterator[list[T]]:
+    """Each page's rows in turn, from the first (`fetch(None)`) to the last."""
+    cursor: str | None = None
+    while True:
+        page = fetch(cursor)
+        if page.items:
+            yield page.items
+        cursor = page.next_cursor
+        if not cursor:
+            return
 
 
 def after_sql(
