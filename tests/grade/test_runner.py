@@ -14,11 +14,18 @@ from toolproxy import store
 from toolproxy.cli.main import main
 from toolproxy.grade.expectations import load_cases
 from toolproxy.grade.model import CaseGrade, GradeRow
-from toolproxy.grade.runner import Grading, grade_run, summarize
+from toolproxy.grade.runner import (
+    Grading,
+    grade_cases,
+    grade_run,
+    read_inputs,
+    schema_count,
+    summarize,
+)
 from toolproxy.records import McpTool, SchemaVerdict, ToolCall, schema_hash
 from toolproxy.schema.validator import CHECKER, clear_caches
 from toolproxy.scripted import Reply, Script
-from toolproxy.store.segments import SegmentWriter
+from toolproxy.store.segments import SegmentWriter, encode_plain_row
 
 SECRET = "sk-runner-secret-77e0c4"
 KEY_ENV = "TEST_GRADE_JUDGE_KEY"
@@ -337,6 +344,17 @@ def test_rows_are_stored_as_their_json_dump(capture, tmp_path):
     cases = load_cases([cases_file(tmp_path, BASIC)])
     rows = grade_run(capture, cases, "dumped", None)
     assert [r.as_row() for r in rows] == [r.model_dump(mode="json") for r in rows]
+
+
+def test_the_runs_lines_are_its_rows_encoded_in_order(capture, tmp_path):
+    cases = load_cases([cases_file(tmp_path, BASIC)])
+    with store.reading(capture) as r:
+        inputs = read_inputs(r, sorted({c.exchange_id for c in cases if c.exchange_id}))
+    rows, lines = grade_cases(Grading("lines", "2026-01-01T00:00:00+00:00", None), cases, inputs)
+    assert len(rows) == len(cases) > 1
+    assert lines == b"".join(encode_plain_row(r.as_row()) for r in rows)
+    assert [json.loads(line)["case_id"] for line in lines.splitlines()] == [c.id for c in cases]
+    assert schema_count(inputs) == 2  # the two offered schemas, each read once
 
 
 # A schema outside the quick path is checked against its metaschema once per capture.

@@ -242,6 +242,27 @@ def test_the_cache_is_bounded(monkeypatch):
     assert len(schemacheck._BY_KEY) <= 2 and len(schemacheck._BY_ID) <= 2
 
 
+def test_a_run_makes_room_for_all_its_schemas_and_gives_it_back(monkeypatch):
+    monkeypatch.setattr(schemacheck, "CACHE_SIZE", 2)
+    schemas = [{"const": n} for n in range(5)]
+    with schemacheck.cache_room(5):
+        first = [compile_schema(s) for s in schemas]
+        assert [compile_schema(s) for s in schemas] == first  # none compiled again
+        with schemacheck.cache_room(3):  # a smaller room inside takes nothing away
+            assert len(schemacheck._BY_KEY) == 5
+    assert len(schemacheck._BY_KEY) <= 2 and len(schemacheck._BY_ID) <= 2
+    assert compile_schema(schemas[0]) is not first[0]  # evicted once the run ended
+
+
+def test_a_quick_schema_is_usable_without_building_its_validator():
+    compiled = compile_schema({"type": "object", "properties": {"n": {"type": "integer"}}})
+    assert compiled.usable and compiled._validator is None
+    assert not check_value({"n": "1"}, compiled).valid  # worded by quickerrors
+    assert compiled._validator is None
+    unusable = compile_schema({"type": "object", "properties": {"n": {"type": "intger"}}})
+    assert not unusable.usable and unusable.error
+
+
 def test_errors_and_messages_are_bounded():
     schema = {"type": "object", "additionalProperties": {"type": "integer"}}
     got = check_value({f"k{i}": "x" * 1000 for i in range(80)}, schema)

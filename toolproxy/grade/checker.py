@@ -268,7 +268,7 @@ def _grade_call(
         compiled = compiler(resolved.schema)
         if compiled.accepts(args):
             pass  # certainly valid: nothing for the schema stage to say
-        elif compiled.validator is None:
+        elif not compiled.usable:
             grade.errors.append(f"schema not checked: {compiled.error}")
         else:
             schema_labels = check_schema(compiled, args, flagged, grade.errors)

@@ -179,9 +179,12 @@ def grade_in_parts(
     global _JOB
     graded_at = datetime.now(UTC).isoformat()
     parts = cut(texts, jobs)
+    import toolproxy.store.reader  # noqa: F401 - the DuckDB client, loaded before the fork
+
+    # (an import starts no thread): each worker would import it again, 0.2 s each
     _JOB = _Job(str(capture), run, graded_at, [Path(p) for p in paths], texts, parts, keep_rows)
     try:
-        done = _run_workers(capture, run, min(jobs, len(parts)), len(parts))
+        done = _run_workers(min(jobs, len(parts)), len(parts))
     finally:
         _JOB = None
     _raise_issues(paths, parts, done)
@@ -195,7 +198,7 @@ def grade_in_parts(
     return outcome
 
 
-def _run_workers(capture: Path | str, run: str, processes: int, parts: int) -> list[_Done]:
+def _run_workers(processes: int, parts: int) -> list[_Done]:
     """Each part graded by one of `processes` forked workers. A worker that dies (the
     system's out-of-memory killer) fails the run with a clear error, as does Ctrl-C, and
     no worker outlives it."""
@@ -209,7 +212,6 @@ def _run_workers(capture: Path | str, run: str, processes: int, parts: int) -> l
             futures = [pool.submit(_grade_part, k) for k in range(parts)]  # forks them all
         finally:
             signal.pthread_sigmask(signal.SIG_SETMASK, held)  # a held Ctrl-C lands now
-        check_run_free(capture, run)  # DuckDB opens in the parent only once all are forked
         return [f.result() for f in futures]
     except BrokenProcessPool:
         raise Failure(
@@ -256,6 +258,8 @@ def _grade_part(k: int) -> _Done:
     """In a worker: check part `k`'s cases and, when all are well formed, grade them."""
     job = _JOB
     assert job is not None, "a worker's job is inherited through fork"
+    if k == 0:  # the run's name, checked once, here: the parent never opens DuckDB
+        check_run_free(job.capture, job.run)
     part = job.parts[k]
     path = job.paths[part.file]
     read_issues: list[Issue] = []
@@ -272,7 +276,7 @@ def _grade_part(k: int) -> _Done:
     verdicts = fresh_verdicts(inputs.known, job.graded_at)
     kept = rows if job.keep_rows else None
     _SPARED.append((cases, inputs, rows, lines))
-    return _Done(read_issues, checked, b"".join(lines), _tally(rows), verdicts, kept)
+    return _Done(read_issues, checked, lines, _tally(rows), verdicts, kept)
 
 
 def _tally(rows: Sequence[GradeRow]) -> _Tally:

@@ -158,6 +158,10 @@ class _Compiler:
             return _never
         if type(schema) is not dict or depth > 64:
             raise _Outside
+        if len(schema) == 1 and type(schema.get("type")) is str:  # {"type": "string"}: most
+            test = TYPE_TESTS.get(schema["type"])  # leaves are one type; what the loop gives
+            if test is not None:
+                return test
         checks: list[Accept] = []
         choices = shaped = False
         for key, value in schema.items():

@@ -23,6 +23,8 @@ import jsonschema
 from jsonschema._utils import equal, extras_msg, find_additional_properties
 from jsonschema.exceptions import FormatError, ValidationError
 
+from toolproxy.schema.quick import TYPE_TESTS
+
 TYPES = jsonschema.Draft202012Validator.TYPE_CHECKER
 Errors = Iterator[ValidationError]
 
@@ -73,7 +75,10 @@ class _Walk:
 
 
 def _is(instance: Any, name: str) -> bool:
-    return TYPES.is_type(instance, name)
+    """`TYPES.is_type`: for plain JSON values the quick path's own type tests say the same
+    (bool is no number; 1.0 is an integer), in a third of the time."""
+    test = TYPE_TESTS.get(name)
+    return TYPES.is_type(instance, name) if test is None else test(instance)
 
 
 def _type(walk: _Walk, types: Any, instance: Any, schema: Any) -> Errors:

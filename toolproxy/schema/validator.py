@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 from collections import OrderedDict
 from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from importlib import metadata
@@ -140,6 +141,12 @@ class CompiledSchema:
             self._validator = cls(self.schema, format_checker=self.formats)
         return self._validator
 
+    @property
+    def usable(self) -> bool:
+        """Can the schema be checked at all? Asked without building the validator (a
+        quick-path schema's is built only when `quickerrors` cannot word the errors)."""
+        return self.quick is not None or self._validator is not None
+
     def iter_errors(self, value: Any) -> Iterator[jsonschema.ValidationError]:
         """jsonschema's errors for `value` (from `quickerrors` when the schema and value
         allow it: the same errors, found faster). Needs a usable schema."""
@@ -258,10 +265,33 @@ def _compile(schema: Any, key: str) -> CompiledSchema:
     return compiled
 
 
+_room = 0  # `cache_room`: how many compiled schemas a run in progress needs kept
+
+
 def _remember(cache: OrderedDict[Any, Any], key: Any, value: Any) -> None:
     cache[key] = value
-    while len(cache) > CACHE_SIZE:
+    _trim(cache)
+
+
+def _trim(cache: OrderedDict[Any, Any]) -> None:
+    limit = max(CACHE_SIZE, _room)
+    while len(cache) > limit:
         cache.popitem(last=False)
+
+
+@contextmanager
+def cache_room(schemas: int) -> Iterator[None]:
+    """Room for `schemas` compiled schemas meanwhile, beyond `CACHE_SIZE` (a run over more
+    compiled each again after its eviction: 51,728 compiles for 36,907 schemas)."""
+    global _room
+    before = _room
+    _room = max(before, schemas)
+    try:
+        yield
+    finally:
+        _room = before
+        _trim(_BY_KEY)
+        _trim(_BY_ID)
 
 
 # id(schema) -> (schema, its schema_hash) for schemas whose hash the capture already holds
@@ -326,7 +356,7 @@ def check_value(arguments: Any, schema: Any, key: str | None = None) -> SchemaCh
     compiled = schema if isinstance(schema, CompiledSchema) else compile_schema(schema, key)
     if compiled.accepts(arguments):
         return SchemaCheck(valid=True)
-    if compiled.validator is None:
+    if not compiled.usable:
         return SchemaCheck(valid=False, schema_error=compiled.error)
     try:
         found = sorted(compiled.iter_errors(arguments), key=lambda e: (e.json_path, _keyword(e)))
