@@ -179,9 +179,10 @@ def grade_in_parts(
     global _JOB
     graded_at = datetime.now(UTC).isoformat()
     parts = cut(texts, jobs)
-    import toolproxy.store.reader  # noqa: F401 - the DuckDB client, loaded before the fork
+    # The DuckDB client, imported before the fork (an import starts no thread): each worker
+    # would import it again, 0.2 s each.
+    import toolproxy.store.reader  # noqa: F401
 
-    # (an import starts no thread): each worker would import it again, 0.2 s each
     _JOB = _Job(str(capture), run, graded_at, [Path(p) for p in paths], texts, parts, keep_rows)
     try:
         done = _run_workers(min(jobs, len(parts)), len(parts))
