@@ -9,10 +9,11 @@ ordered as `load_cases` words them (duplicate ids across parts included), the su
 all rows and new schema verdicts written in one segment file, so a run is in the store
 whole or not at all, as from one process.
 
-Forking is safe only from a process with one thread: the parent forks before it opens
-DuckDB (whose threads a child would inherit locked), and grades in one process when it
-already has a second thread (`single_threaded`), when the platform cannot fork, with a
-judge (its cache and endpoint are per process), or for YAML files.
+Forking is safe only from a process with one thread: the parent never opens DuckDB (whose
+threads a child would inherit locked; it only imports the client, which starts none, and
+the first worker checks the run's name), and grades in one process when it already has a
+second thread (`single_threaded`), when the platform cannot fork, with a judge (its cache
+and endpoint are per process), or for YAML files.
 """
 
 from __future__ import annotations
