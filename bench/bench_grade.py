@@ -10,6 +10,9 @@ every schema compiled fresh (what one `toolproxy grade` run pays), with a warm c
 with jsonschema alone (how schemas were checked before the quick path). Calls per second
 and the ratio to BFCL's.
 
+When the compiled grading core is in use (`toolproxy/util/compiled.py`), every round also
+times the fresh and warm arms in a child process on the pure Python core (`TOOLPROXY_PURE=1`).
+
 Part 2, 20 schemas: generates realistic recorded calls (as `tool_calls` rows hold them:
 raw text plus the wire parser's reading) over 20 tool schemas, with a mix of right calls
 and the usual failures (wrong values, missing and invented arguments, "10" for 10, cut
@@ -25,8 +28,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import statistics
+import subprocess
+import sys
 import time
 from collections import Counter
 from typing import Any
@@ -37,6 +43,7 @@ from toolproxy.grade.checker import grade_case
 from toolproxy.grade.model import Case, ExpectedCall, Matcher, Observation
 from toolproxy.records import ToolCall, schema_hash
 from toolproxy.schema.validator import CompiledSchema, clear_caches, compile_schema
+from toolproxy.util.compiled import PURE_ENV, core, in_use
 from toolproxy.util.gctools import paused_gc
 from toolproxy.wire.common import parse_arguments
 
@@ -224,13 +231,21 @@ def bfcl_part(cases: int, rounds: int, seed: int) -> None:
         "toolproxy, jsonschema only (before), fresh": plain,
     }
     times: dict[str, list[float]] = {name: [] for name in arms}
+    pure = in_use()  # the same arms on the pure Python core, in a child process
+    for name in ("pure Python core, fresh", "pure Python core, warm") if pure else ():
+        times[name] = []
     for _ in range(rounds):  # interleaved, so drift on a shared machine hits every arm
         for name, arm in arms.items():
             times[name].append(arm())
+        if pure:
+            child = pure_round(cases, seed)
+            times["pure Python core, fresh"].append(child["fresh"])
+            times["pure Python core, warm"].append(child["warm"])
     base = calls / statistics.median(times["BFCL ast_checker"])
     print(
         f"BFCL-shaped: {len(work):,} cases of BFCL's own data ({calls:,} calls, "
-        f"{distinct_schemas(work):,} distinct schemas), median of {rounds} interleaved rounds"
+        f"{distinct_schemas(work):,} distinct schemas), median of {rounds} interleaved rounds; "
+        f"toolproxy's grading core: {core()}"
     )
     for name, ts in times.items():
         rate = calls / statistics.median(ts)
@@ -238,6 +253,29 @@ def bfcl_part(cases: int, rounds: int, seed: int) -> None:
         print(f"  {name:44} {rate:>9,.0f} calls/s  ({spread})  {rate / base:5.2f}x BFCL")
     mix = Counter(w.kind for w in work)
     print("  outputs: " + ", ".join(f"{k} {v}" for k, v in mix.most_common()))
+
+
+def pure_round(cases: int, seed: int) -> dict[str, float]:
+    """One round of the fresh and warm arms in a process on the pure Python core."""
+    env = os.environ | {PURE_ENV: "1"}
+    argv = [sys.executable, __file__, "--pure-round", "--bfcl-cases", str(cases)]
+    done = subprocess.run(
+        [*argv, "--seed", str(seed)], env=env, capture_output=True, text=True, check=True
+    )
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+def child_round(cases: int, seed: int) -> None:
+    """`--pure-round`: time the fresh and the warm arm once, print them as JSON."""
+    from bfcl_arm import CATEGORIES, bfcl_cases
+    from bfcl_shapes import workload
+
+    work = workload([c for cat in CATEGORIES for c in bfcl_cases(cat)], cases, seed)
+    pairs = [(w.case, w.observation) for w in work]
+    clear_caches()
+    fresh = run(pairs, compile_schema)[0]
+    warm = run(pairs, compile_schema)[0]
+    print(json.dumps({"fresh": fresh, "warm": warm, "core": core()}))
 
 
 def main() -> None:
@@ -249,9 +287,12 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--skip-bfcl", action="store_true", help="only the 20-schema workload")
+    parser.add_argument("--pure-round", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
 
     with paused_gc():  # as `toolproxy grade` runs
+        if args.pure_round:
+            return child_round(args.bfcl_cases, args.seed)
         if not args.skip_bfcl:
             bfcl_part(args.bfcl_cases, args.rounds, args.seed)
             print()
@@ -266,7 +307,10 @@ def main() -> None:
         naive_s, _ = run(naive_work, naive_compile)
     cached_rate, naive_rate = count / cached_s, naive_count / naive_s
 
-    print(f"grading {count:,} recorded calls ({len(work):,} cases) over {len(tools)} schemas")
+    print(
+        f"grading {count:,} recorded calls ({len(work):,} cases) over {len(tools)} schemas"
+        f" ({core()} core)"
+    )
     print(f"  cached validators  {cached_rate:>10,.0f} calls/s  ({cached_s:.2f} s)")
     naive = f"({naive_s:.2f} s, {naive_count:,} calls)"
     print(f"  naive (per call)   {naive_rate:>10,.0f} calls/s  {naive}")

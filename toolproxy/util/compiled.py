@@ -1,0 +1,109 @@
+"""The grading core compiled by mypyc, used only when it was built from these very sources.
+
+`scripts/compile_core.py` (run by `scripts/setup.sh`) compiles `MODULES` with mypyc into
+`<venv>/toolproxy-compiled/` and writes `manifest.json` beside them: the digest of every
+`.py` file of the package, the Python that built them, and each module's compiled file.
+`activate` (run when `toolproxy` is imported) puts a finder first on `sys.meta_path` that
+loads those modules from their compiled files, and does nothing unless the manifest's
+digest is the package's digest now: a source edited since the build (any file, since
+compiled code reads other modules' classes) leaves every module pure Python until the
+next build, never stale. `TOOLPROXY_PURE=1` keeps them pure regardless.
+
+The compiled modules are the same source, so the same verdicts; `.ci/run` runs the suite
+on the compiled core and the grading tests again on the pure one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import os
+import sys
+from collections.abc import Mapping, Sequence
+from importlib.abc import MetaPathFinder
+from importlib.machinery import ModuleSpec
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+# Pure modules on the grading path that mypyc compiles (a module defining a pydantic
+# model does not compile; nor does one with a lone surrogate in a string literal).
+MODULES = (
+    "toolproxy.grade.checker",
+    "toolproxy.grade.labels",
+    "toolproxy.grade.matchers",
+    "toolproxy.grade.pairing",
+    "toolproxy.grade.parsestage",
+    "toolproxy.grade.schemastage",
+    "toolproxy.schema.quick",
+    "toolproxy.schema.quickerrors",
+    "toolproxy.util.jsonfast",
+    "toolproxy.wire.toolnames",
+)
+FOLDER = "toolproxy-compiled"  # in the venv (sys.prefix): a fresh venv has none
+MANIFEST = "manifest.json"
+PURE_ENV = "TOOLPROXY_PURE"
+PACKAGE = Path(__file__).resolve().parents[1]
+
+
+def package_digest(root: Path = PACKAGE) -> str:
+    """sha256 over every `.py` file under `root`: relative path and bytes, in path order."""
+    digest = hashlib.sha256()
+    for path in sorted(root.rglob("*.py")):
+        digest.update(path.relative_to(root).as_posix().encode() + b"\0")
+        digest.update(path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def usable_files(manifest: Any, digest: str, python: str) -> dict[str, str]:
+    """module -> compiled file (relative to the manifest's folder) when `manifest` was
+    built from sources of `digest` by this `python` (`sys.version`); {} otherwise."""
+    if not isinstance(manifest, dict):
+        return {}
+    files = manifest.get("files")
+    if manifest.get("digest") != digest or manifest.get("python") != python:
+        return {}
+    if not isinstance(files, dict) or not all(isinstance(f, str) for f in files.values()):
+        return {}
+    return dict(files)
+
+
+class CompiledFinder(MetaPathFinder):
+    """Finds the compiled modules (and mypyc's shared library module) by name."""
+
+    def __init__(self, files: Mapping[str, Path]) -> None:
+        self.files = dict(files)
+
+    def find_spec(
+        self, fullname: str, path: Sequence[str] | None = None, target: ModuleType | None = None
+    ) -> ModuleSpec | None:
+        file = self.files.get(fullname)
+        return None if file is None else importlib.util.spec_from_file_location(fullname, file)
+
+
+def activate(prefix: str = sys.prefix, environ: Mapping[str, str] = os.environ) -> bool:
+    """Load `MODULES` compiled from now on, when a build of these sources is in `prefix`;
+    whether it did."""
+    if environ.get(PURE_ENV) or in_use():
+        return in_use()
+    folder = Path(prefix) / FOLDER
+    try:
+        manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    files = usable_files(manifest, package_digest(), sys.version)
+    if not files or not all((folder / f).is_file() for f in files.values()):
+        return False
+    sys.meta_path.insert(0, CompiledFinder({m: folder / f for m, f in files.items()}))
+    return True
+
+
+def in_use() -> bool:
+    """Whether this process loads the compiled modules."""
+    return any(isinstance(f, CompiledFinder) for f in sys.meta_path)
+
+
+def core() -> str:
+    """Which grading core this process runs, in words (benchmarks print it)."""
+    return "compiled (mypyc)" if in_use() else "pure Python"
