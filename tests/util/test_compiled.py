@@ -65,37 +65,34 @@ def _prefix(tmp_path: Path, digest: str) -> Path:
     return tmp_path
 
 
-def test_a_build_of_these_sources_is_loaded_from_then_on(tmp_path):
-    prefix = _prefix(tmp_path, package_digest())
+@pytest.fixture
+def no_build():
+    """This process may run the venv's build: its finder is set aside meanwhile, and any
+    finder a test activates is dropped after it."""
     mine = [f for f in sys.meta_path if isinstance(f, CompiledFinder)]
-    for f in mine:  # this process may run the venv's build: set it aside meanwhile
-        sys.meta_path.remove(f)
-    try:
-        assert activate(str(prefix), {}) is True
-        module = __import__(PROBE)
-        assert module.WHERE == "the build"
-    finally:
-        sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, CompiledFinder)]
-        sys.meta_path[:0] = mine
-        sys.modules.pop(PROBE, None)
+    sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, CompiledFinder)]
+    yield
+    sys.meta_path[:] = mine + [f for f in sys.meta_path if not isinstance(f, CompiledFinder)]
+    sys.modules.pop(PROBE, None)
+
+
+def test_a_build_of_these_sources_is_loaded_from_then_on(tmp_path, no_build):
+    prefix = _prefix(tmp_path, package_digest())
+    assert activate(str(prefix), {}) is True
+    module = __import__(PROBE)
+    assert module.WHERE == "the build"
 
 
 @pytest.mark.parametrize("why", ["edited", "pure", "no manifest", "file gone"])
-def test_a_stale_or_refused_build_is_never_loaded(tmp_path, why):
+def test_a_stale_or_refused_build_is_never_loaded(tmp_path, why, no_build):
     prefix = _prefix(tmp_path, "an older digest" if why == "edited" else package_digest())
     environ = {compiled.PURE_ENV: "1"} if why == "pure" else {}
     if why == "no manifest":
         (prefix / compiled.FOLDER / compiled.MANIFEST).unlink()
     if why == "file gone":
         (prefix / compiled.FOLDER / "probe_impl.py").unlink()
-    mine = [f for f in sys.meta_path if isinstance(f, CompiledFinder)]
-    for f in mine:
-        sys.meta_path.remove(f)
-    try:
-        assert activate(str(prefix), environ) is False
-        assert not compiled.in_use()
-    finally:
-        sys.meta_path[:0] = mine
+    assert activate(str(prefix), environ) is False
+    assert not compiled.in_use()
 
 
 def _checker_file(env: dict[str, str]) -> str:

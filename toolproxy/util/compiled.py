@@ -85,8 +85,10 @@ class CompiledFinder(MetaPathFinder):
 def activate(prefix: str = sys.prefix, environ: Mapping[str, str] = os.environ) -> bool:
     """Load `MODULES` compiled from now on, when a build of these sources is in `prefix`;
     whether it did."""
-    if environ.get(PURE_ENV) or in_use():
-        return in_use()
+    if in_use():
+        return True
+    if environ.get(PURE_ENV):
+        return False
     folder = Path(prefix) / FOLDER
     try:
         manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
