@@ -81,14 +81,8 @@ def test_build_observation_orders_calls_and_tools_and_decodes_json():
         finish_reason="tool_calls",
         complete=True,
         calls=[
-            {
-                "index": 0,
-                "call_id": "a",
-                "name": "t1",
-                "arguments_raw": '{"x',
-                "parse_error": "cut",
-            },
-            {"index": 1, "call_id": "b", "name": "t2", "arguments_raw": "{}", "arguments": {}},
+            ToolCall(index=0, call_id="a", name="t1", arguments_raw='{"x', parse_error="cut"),
+            ToolCall(index=1, call_id="b", name="t2", arguments_raw="{}", arguments={}),
         ],
         offered=[
             {"name": "t1", "parameters": {"type": "object"}},

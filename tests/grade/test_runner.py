@@ -325,7 +325,7 @@ def test_a_grade_claiming_both_passed_and_not_graded_is_not_passed():
 
 def test_a_judge_error_escaping_the_grader_is_graded_without_the_judge():
     from toolproxy.grade.judge import JudgeError
-    from toolproxy.grade.model import Case, Observation
+    from toolproxy.grade.model import Case, ExpectedCall, Observation
 
     def broken(criterion, value):
         raise JudgeError("endpoint down")
@@ -333,7 +333,7 @@ def test_a_judge_error_escaping_the_grader_is_graded_without_the_judge():
     grading = Grading("r", "t", broken)
     # a grader that lets the judge's error through instead of catching it
     grading.grader = lambda case, obs: grading._watch(broken)("c", 1)
-    case = Case(id="a", exchange_id="e", calls=[{"tool": "get_weather"}])
+    case = Case(id="a", exchange_id="e", calls=[ExpectedCall(tool="get_weather")])
     row = grading.grade(case, Observation(exchange_id="e"))
     assert (row.passed, row.not_graded) == (False, True)
     assert row.reason == "judge_failed: endpoint down"

@@ -86,7 +86,7 @@ from toolproxy.grade.casefile import (
     render,
     write_atomic,
 )
-from toolproxy.grade.model import Case, Matcher
+from toolproxy.grade.model import Case, ExpectedCall, Matcher, Provenance
 from toolproxy.util.gctools import paused_gc
 from toolproxy.wire.structured import OUTPUT
 
@@ -135,43 +135,39 @@ def parse_matcher(value: Any) -> Matcher:
     return _matcher(value)
 
 
-def _matcher_fields(value: Any) -> dict[str, Any]:
-    """A checked matcher value's `Matcher` fields (plain value: exact), for pydantic to build
-    alone or with the rest of its case."""
+def _matcher(value: Any) -> Matcher:
+    """A matcher value already checked (by `parse_matcher`, or as part of a case): a plain
+    value is an exact matcher."""
     if not is_matcher_object(value):
-        return {"kind": "exact", "value": value}
+        return Matcher(value=value)
     kind = value.get("match", "any")
     fields = {f: value[f] for f in FIELDS[kind] if f in value}
     if kind == "object" and isinstance(fields.get("fields"), dict):  # nested matchers
-        fields["fields"] = {k: _matcher_fields(v) for k, v in fields["fields"].items()}
+        fields["fields"] = {k: _matcher(v) for k, v in fields["fields"].items()}
     if kind == "list" and isinstance(fields.get("items"), list):
-        fields["items"] = [_matcher_fields(v) for v in fields["items"]]
-    return fields | {"kind": kind, "optional": value.get("optional", False)}
-
-
-def _matcher(value: Any) -> Matcher:
-    """A matcher value already checked (by `parse_matcher`, or as part of a case)."""
-    return Matcher.model_validate(_matcher_fields(value))
+        fields["items"] = [_matcher(v) for v in fields["items"]]
+    return Matcher(kind=kind, optional=value.get("optional", False), **fields)
 
 
 def _to_case(raw: dict[str, Any]) -> Case:
-    """A checked raw case as a `Case`, validated by pydantic in one go (a third faster
-    than building its calls and matchers one by one). Structured output (`expect: output`)
-    becomes its one call to `OUTPUT`."""
+    """A raw case already checked against the expectations schema (`check_located`) as a
+    `Case`. Structured output (`expect: output`) becomes its one call to `OUTPUT`."""
     if raw.get("expect") == "output":
         extra = raw.get("allow_extra_fields", True)
         call = {"tool": OUTPUT, "args": raw.get("output") or {}, "allow_extra_args": extra}
         raw = {k: v for k, v in raw.items() if k not in ("output", "allow_extra_fields")}
         raw["calls"] = [call]
     calls = [
-        {
-            "tool": c["tool"],
-            "args": {k: _matcher_fields(v) for k, v in (c.get("args") or {}).items()},
-            "allow_extra_args": c.get("allow_extra_args", True),
-        }
+        ExpectedCall(
+            tool=c["tool"],
+            args={k: _matcher(v) for k, v in (c.get("args") or {}).items()},
+            allow_extra_args=c.get("allow_extra_args", True),
+        )
         for c in raw.get("calls") or []
     ]
-    return Case.model_validate({**raw, "calls": calls})
+    given = raw.get("provenance")
+    provenance = Provenance(**given) if given is not None else None
+    return Case(**{**raw, "calls": calls, "provenance": provenance})
 
 
 def load_cases(paths: Sequence[Path]) -> list[Case]:
@@ -303,7 +299,8 @@ def _tail(case: Case) -> dict[str, Any]:
     if case.notes is not None:
         out["notes"] = case.notes
     if case.provenance is not None:
-        out["provenance"] = case.provenance.model_dump(exclude_none=True)
+        given = case.provenance.model_dump().items()
+        out["provenance"] = {k: v for k, v in given if v is not None}
     return out
 
 

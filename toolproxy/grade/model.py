@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from typing import Annotated, Any, Literal, Self
-
-from pydantic import BaseModel, ConfigDict, Field
+from typing import Any, Literal, Self
 
 from toolproxy.grade.labels import Bucket, Label, Stage
 from toolproxy.records import ToolCall
@@ -33,121 +31,19 @@ MatcherKind = Literal[
 ]
 
 
-class Matcher(BaseModel):
-    """How one argument is compared. Any matcher may also be `optional` (may be omitted)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    kind: MatcherKind = "exact"
-    value: Any = None
-    values: list[Any] | None = None
-    min: float | None = None
-    max: float | None = None
-    tolerance: float | None = None
-    pattern: str | None = None
-    criterion: str | None = Field(default=None, description="judge: what the value must mean")
-    pass_at: float | None = Field(
-        default=None, description="judge: the least score that passes, 1 (default) or 0.5"
-    )
-    ignore: list[Literal["case", "whitespace", "punctuation"]] | None = Field(
-        default=None, description="text: what the comparison ignores (None: case, whitespace)"
-    )
-    fields: dict[str, Matcher] | None = Field(
-        default=None, description="object: key -> the matcher its value must satisfy"
-    )
-    items: list[Matcher] | None = Field(default=None, description="list: one matcher per element")
-    order: Literal["ordered", "unordered"] | None = Field(
-        default=None, description="list: elements in the items' order (default) or any order"
-    )
-    allow_extra: bool | None = Field(
-        default=None,
-        description="object: keys not in fields are fine (default true); list: elements "
-        "beyond the items are fine (default false)",
-    )
-    optional: bool = False
-
-
-class ExpectedCall(BaseModel):
-    """One call the model should make. `args` values are Matchers; in files a plain value
-    is shorthand for an exact matcher, and `{"optional": true}` alone means may-be-anything."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    tool: str
-    args: dict[str, Matcher] = Field(default_factory=dict)
-    allow_extra_args: bool = Field(
-        default=True, description="arguments the expectation does not name are not graded"
-    )
-
-
-JUDGE_SCORES = (0.0, 0.5, 1.0)  # what a judge answers: does not / partly / satisfies
-
-
-class Provenance(BaseModel):
-    """Who labeled a case, when, how, and from which recorded turn."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    by: str | None = Field(default=None, description="the reviewer (label --by)")
-    at: str | None = Field(default=None, description="when, ISO 8601 UTC")
-    via: str | None = Field(
-        default=None, description="label | label --sample | label --import | tui | adjudicated"
-    )
-    exchange_id: str | None = Field(default=None, description="the recorded turn labeled")
-    session_id: str | None = None
-    model: str | None = Field(default=None, description="the model that made the turn")
-
-
-class Case(BaseModel):
-    """A labeled expectation: what should have happened for one model turn."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    id: str
-    exchange_id: str | None = Field(default=None, description="a recorded exchange to grade")
-    wire_format: str | None = None
-    messages: Any = Field(default=None, description="own messages when no exchange_id")
-    tools: Any = Field(default=None, description="own tools block when no exchange_id")
-    expect: Literal["call", "no_call", "output"] = Field(
-        default="call",
-        description="output: structured output (response_format / text.format), graded as "
-        "one call to wire.structured.OUTPUT whose args are the output's fields",
-    )
-    calls: list[ExpectedCall] = Field(default_factory=list)
-    order: Literal["ordered", "unordered"] = "ordered"
-    extra_calls: Literal["allow", "forbid"] | Annotated[int, Field(ge=0)] = Field(
-        default="allow",
-        description="calls beyond the expected ones to expected tools: allow (over-tooling "
-        "only), forbid (each one a spurious_call), or at most this many",
-    )
-    tags: list[str] = Field(default_factory=list)
-    notes: str | None = None
-    provenance: Provenance | None = Field(default=None, description="who labeled it, when")
-
-
-class Observation(BaseModel):
-    """What the model did for one case's turn."""
-
-    exchange_id: str | None = None
-    session_id: str | None = None
-    model: str | None = None
-    finish_reason: str | None = None
-    complete: bool = True
-    calls: list[ToolCall] = Field(default_factory=list)
-    offered: list[dict[str, Any]] = Field(
-        default_factory=list, description="tools offered: name + parameters schema"
-    )
-    text: str | None = Field(
-        default=None, description="the reply's text (a call lost in it: toolproxy.wire.leaked)"
-    )
-
-
 class _Record:
-    """What the grade records share with pydantic models (`model_dump`, `model_copy`,
-    `model_validate`). They are plain slotted dataclasses because the checker makes
-    several per call: a pydantic model costs about 3x as much to build (bench_bfcl.py)."""
+    """What the grading records share with pydantic models (`model_dump`, `model_copy`,
+    `model_validate`). They are plain slotted dataclasses because a run makes several per
+    case and per call: a pydantic model costs 2-3x as much to build (3.0 against 1.0 µs for
+    a `Matcher`, 8.2 against 3.6 µs for a case of one call), and cases come from files
+    `expectations` has already checked against their JSON Schema."""
 
     __slots__ = ()
+
+    def model_dump(self, mode: str = "python") -> dict[str, Any]:
+        """The fields as a dict, nested records (and pydantic models) as dicts too."""
+        names = self.__dataclass_fields__  # type: ignore[attr-defined]
+        return {name: _dumped(getattr(self, name), mode) for name in names}
 
     def model_copy(self, update: dict[str, Any] | None = None) -> Self:
         """A shallow copy with `update` applied, as pydantic's."""
@@ -163,6 +59,143 @@ class _Record:
 
     @classmethod
     def _field(cls, name: str, value: Any) -> Any:
+        return value
+
+
+def _dumped(value: Any, mode: str) -> Any:
+    if isinstance(value, list):
+        return [_dumped(v, mode) for v in value]
+    if isinstance(value, dict):
+        return {k: _dumped(v, mode) for k, v in value.items()}
+    dump = getattr(value, "model_dump", None)
+    return value if dump is None or isinstance(value, type) else dump(mode=mode)
+
+
+@dataclass(slots=True, kw_only=True)
+class Matcher(_Record):
+    """How one argument is compared. Any matcher may also be `optional` (may be omitted).
+
+    Built from files by `toolproxy.grade.expectations`, which checks them first (the JSON
+    Schema and `casecheck`); code that builds one is held to these types by mypy."""
+
+    kind: MatcherKind = "exact"
+    value: Any = None
+    values: list[Any] | None = None
+    min: float | None = None
+    max: float | None = None
+    tolerance: float | None = None
+    pattern: str | None = None
+    criterion: str | None = None  # judge: what the value must mean
+    pass_at: float | None = None  # judge: the least score that passes, 1 (default) or 0.5
+    # text: what the comparison ignores (None: case, whitespace)
+    ignore: list[Literal["case", "whitespace", "punctuation"]] | None = None
+    fields: dict[str, Matcher] | None = None  # object: key -> the matcher its value satisfies
+    items: list[Matcher] | None = None  # list: one matcher per element
+    # list: elements in the items' order (default) or any order
+    order: Literal["ordered", "unordered"] | None = None
+    # object: keys not in fields are fine (default true); list: elements beyond the items
+    # are fine (default false)
+    allow_extra: bool | None = None
+    optional: bool = False
+
+    def __post_init__(self) -> None:
+        """Bounds are floats however given (a file's `max: 3` reports as `max 3.0`)."""
+        if self.min is not None:
+            self.min = float(self.min)
+        if self.max is not None:
+            self.max = float(self.max)
+        if self.tolerance is not None:
+            self.tolerance = float(self.tolerance)
+        if self.pass_at is not None:
+            self.pass_at = float(self.pass_at)
+
+    @classmethod
+    def _field(cls, name: str, value: Any) -> Any:
+        if name == "fields" and isinstance(value, dict):
+            return {k: Matcher.model_validate(v) for k, v in value.items()}
+        if name == "items" and isinstance(value, list):
+            return [Matcher.model_validate(v) for v in value]
+        return value
+
+
+@dataclass(slots=True, kw_only=True)
+class ExpectedCall(_Record):
+    """One call the model should make. `args` values are Matchers; in files a plain value
+    is shorthand for an exact matcher, and `{"optional": true}` alone means may-be-anything."""
+
+    tool: str
+    args: dict[str, Matcher] = field(default_factory=dict)
+    allow_extra_args: bool = True  # arguments the expectation does not name are not graded
+
+    @classmethod
+    def _field(cls, name: str, value: Any) -> Any:
+        if name == "args" and isinstance(value, dict):
+            return {k: Matcher.model_validate(v) for k, v in value.items()}
+        return value
+
+
+JUDGE_SCORES = (0.0, 0.5, 1.0)  # what a judge answers: does not / partly / satisfies
+
+
+@dataclass(slots=True, kw_only=True)
+class Provenance(_Record):
+    """Who labeled a case, when, how, and from which recorded turn."""
+
+    by: str | None = None  # the reviewer (label --by)
+    at: str | None = None  # when, ISO 8601 UTC
+    via: str | None = None  # label | label --sample | label --import | tui | adjudicated
+    exchange_id: str | None = None  # the recorded turn labeled
+    session_id: str | None = None
+    model: str | None = None  # the model that made the turn
+
+
+@dataclass(slots=True, kw_only=True)
+class Case(_Record):
+    """A labeled expectation: what should have happened for one model turn."""
+
+    id: str
+    exchange_id: str | None = None  # a recorded exchange to grade
+    wire_format: str | None = None
+    messages: Any = None  # own messages when no exchange_id
+    tools: Any = None  # own tools block when no exchange_id
+    # output: structured output (response_format / text.format), graded as one call to
+    # wire.structured.OUTPUT whose args are the output's fields
+    expect: Literal["call", "no_call", "output"] = "call"
+    calls: list[ExpectedCall] = field(default_factory=list)
+    order: Literal["ordered", "unordered"] = "ordered"
+    # calls beyond the expected ones to expected tools: allow (over-tooling only), forbid
+    # (each one a spurious_call), or at most this many (>= 0)
+    extra_calls: Literal["allow", "forbid"] | int = "allow"
+    tags: list[str] = field(default_factory=list)
+    notes: str | None = None
+    provenance: Provenance | None = None  # who labeled it, when
+
+    @classmethod
+    def _field(cls, name: str, value: Any) -> Any:
+        if name == "calls" and isinstance(value, list):
+            return [ExpectedCall.model_validate(c) for c in value]
+        if name == "provenance" and isinstance(value, dict):
+            return Provenance.model_validate(value)
+        return value
+
+
+@dataclass(slots=True, kw_only=True)
+class Observation(_Record):
+    """What the model did for one case's turn."""
+
+    exchange_id: str | None = None
+    session_id: str | None = None
+    model: str | None = None
+    finish_reason: str | None = None
+    complete: bool = True
+    calls: list[ToolCall] = field(default_factory=list)
+    offered: list[dict[str, Any]] = field(default_factory=list)  # name + parameters schema
+    text: str | None = None  # the reply's text (a call lost in it: toolproxy.wire.leaked)
+
+    @classmethod
+    def _field(cls, name: str, value: Any) -> Any:
+        if name == "calls" and isinstance(value, list):
+            return [ToolCall.model_validate(c) for c in value]
         return value
 
 
@@ -266,12 +299,13 @@ class CaseGrade(_Record):
         return value
 
 
-class GradeRow(BaseModel):
+@dataclass(slots=True, kw_only=True)
+class GradeRow(_Record):
     """One case's grade in one named run: a row of the `grades` table."""
 
-    run: str = Field(description="the run's name (toolproxy grade --run NAME)")
-    graded_at: str = Field(description="ISO-8601 UTC time the run was graded")
-    source: str = Field(default="capture", description="capture | replay:<candidate>")
+    run: str  # the run's name (toolproxy grade --run NAME)
+    graded_at: str  # ISO-8601 UTC time the run was graded
+    source: str = "capture"  # capture | replay:<candidate>
     case_id: str
     exchange_id: str | None = None
     session_id: str | None = None
@@ -279,36 +313,33 @@ class GradeRow(BaseModel):
     passed: bool
     label: str | None = None
     not_graded: bool = False
-    reason: str | None = Field(
-        default=None,
-        description="why the case is not graded: needs replay, exchange missing or failed, "
-        "judge unavailable (see toolproxy.grade.observe and toolproxy.grade.runner)",
-    )
-    calls: Any = Field(default=None, description="the CallGrade list as JSON")
+    # why the case is not graded: needs replay, exchange missing or failed, judge unavailable
+    # (see toolproxy.grade.observe and toolproxy.grade.runner)
+    reason: str | None = None
+    calls: Any = None  # the CallGrade list as JSON
     expected_tools: Any = None
     called_tools: Any = None
-    leaked_format: str | None = Field(
-        default=None, description="no_call, but the text held calls in this format"
-    )
-    leaked_label: str | None = Field(
-        default=None, description="what those calls would have earned: passed or a label"
-    )
-    tags: Any = Field(default=None, description="the case's tags (a suite's task family)")
+    leaked_format: str | None = None  # no_call, but the text held calls in this format
+    leaked_label: str | None = None  # what those calls would have earned: passed or a label
+    tags: Any = None  # the case's tags (a suite's task family)
 
     def as_row(self) -> dict[str, Any]:
-        """The row as stored: `model_dump(mode="json")`, 20x cheaper. Every field already
-        holds JSON values (the grader puts dumped dicts in `calls`), so the fields as they
-        are make the row."""
-        return dict(self.__dict__)
+        """The row as stored: `model_dump(mode="json")` without its walk. Every field
+        already holds JSON values (the grader puts dumped dicts in `calls`)."""
+        return {name: getattr(self, name) for name in _GRADE_COLUMNS}
 
 
-class JudgeVerdict(BaseModel):
+_GRADE_COLUMNS = tuple(GradeRow.__dataclass_fields__)
+
+
+@dataclass(slots=True, kw_only=True)
+class JudgeVerdict(_Record):
     """A cached LLM-judge verdict: a row of the `judge_cache` table."""
 
-    key: str = Field(description="sha256 of (model, prompt): the cache key")
+    key: str  # sha256 of (model, prompt): the cache key
     model: str
     prompt: str
-    verdict: bool = Field(description="score == 1")
+    verdict: bool  # score == 1
     reason: str
     judged_at: str
-    score: float | None = Field(default=None, description="1, 0.5 or 0 (None: before scores)")
+    score: float | None = None  # 1, 0.5 or 0 (None: before scores)

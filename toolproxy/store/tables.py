@@ -8,10 +8,11 @@ cache, replay cells and diffs) are written out here, so the store imports nothin
 
 from __future__ import annotations
 
+import dataclasses
 import types
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any, Literal, Union, get_args, get_origin
+from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
 
 from pydantic import BaseModel
 
@@ -47,8 +48,12 @@ def duckdb_type(annotation: Any) -> str:
     return "JSON"
 
 
-def model_columns(model: type[BaseModel]) -> dict[str, str]:
-    """Column name -> DuckDB type for every field of a pydantic model, in field order."""
+def model_columns(model: type[Any]) -> dict[str, str]:
+    """Column name -> DuckDB type for every field of a pydantic model or a dataclass, in
+    field order."""
+    if dataclasses.is_dataclass(model):
+        hints = get_type_hints(model)
+        return {f.name: duckdb_type(hints[f.name]) for f in dataclasses.fields(model)}
     return {name: duckdb_type(f.annotation) for name, f in model.model_fields.items()}
 
 

@@ -1,0 +1,101 @@
+"""toolproxy.grade.model: the grading records (slotted dataclasses with pydantic's verbs)."""
+
+from __future__ import annotations
+
+import pytest
+
+from toolproxy.grade.model import (
+    Case,
+    ExpectedCall,
+    GradeRow,
+    JudgeVerdict,
+    Matcher,
+    Observation,
+    Provenance,
+)
+from toolproxy.records import ToolCall
+from toolproxy.store.tables import TABLES
+
+
+def nested_case() -> Case:
+    stop = Matcher(
+        kind="object",
+        fields={"city": Matcher(kind="text", value="Paris"), "nights": Matcher(kind="range")},
+        allow_extra=False,
+    )
+    legs = Matcher(kind="list", items=[stop, Matcher(kind="any", optional=True)])
+    return Case(
+        id="trip",
+        exchange_id="ex-1",
+        calls=[ExpectedCall(tool="book", args={"legs": legs}, allow_extra_args=False)],
+        order="unordered",
+        extra_calls=2,
+        tags=["travel"],
+        provenance=Provenance(by="alice", via="label"),
+    )
+
+
+def test_a_case_dumped_to_dicts_validates_back_equal():
+    case = nested_case()
+    dumped = case.model_dump()
+    assert dumped["calls"][0]["args"]["legs"]["items"][0]["fields"]["city"]["value"] == "Paris"
+    assert dumped["provenance"] == {
+        "by": "alice",
+        "at": None,
+        "via": "label",
+        "exchange_id": None,
+        "session_id": None,
+        "model": None,
+    }
+    assert Case.model_validate(dumped) == case
+
+
+def test_bounds_given_as_integers_are_floats():
+    m = Matcher(kind="range", min=1, max=3)
+    assert (m.min, m.max) == (1.0, 3.0)
+    assert isinstance(m.max, float)
+    given = {"kind": "tolerance", "value": 2, "tolerance": 1}
+    assert Matcher.model_validate(given).tolerance == 1.0
+    assert Matcher(kind="judge", criterion="polite", pass_at=1).pass_at == 1.0
+
+
+def test_model_copy_changes_the_copy_only():
+    case = nested_case()
+    copy = case.model_copy(update={"id": "trip#1"})
+    assert (copy.id, case.id) == ("trip#1", "trip")
+    assert copy.calls is case.calls  # shallow, as pydantic's
+
+
+def test_records_take_keywords_and_no_unknown_attributes():
+    with pytest.raises(TypeError):
+        Case("positional")  # type: ignore[misc]
+    case = Case(id="a")
+    with pytest.raises(AttributeError):
+        case.tag = ["x"]  # type: ignore[attr-defined]
+
+
+def test_an_observation_from_dicts_holds_tool_calls():
+    obs = Observation.model_validate(
+        {"exchange_id": "e", "calls": [{"index": 0, "name": "f", "arguments": {}}], "extra": 1}
+    )
+    assert obs.calls == [ToolCall(index=0, name="f", arguments={})]
+    assert obs.model_dump(mode="json")["calls"][0]["name"] == "f"
+
+
+def test_a_grade_row_is_a_row_of_the_grades_table():
+    row = GradeRow(
+        run="r",
+        graded_at="2026-11-24T00:00:00+00:00",
+        case_id="c",
+        passed=False,
+        label="no_call",
+        calls=[{"expected_tool": "f"}],
+    )
+    assert list(row.as_row()) == list(TABLES["grades"])
+    assert row.as_row() == row.model_dump(mode="json")
+    assert GradeRow.model_validate(row.as_row() | {"not_a_column": 1}) == row
+
+
+def test_a_judge_verdict_is_a_row_of_the_judge_cache():
+    verdict = JudgeVerdict(key="k", model="m", prompt="p", verdict=True, reason="r", judged_at="t")
+    assert list(verdict.model_dump()) == list(TABLES["judge_cache"])
