@@ -67,8 +67,8 @@ def _dumped(value: Any, mode: str) -> Any:
         return [_dumped(v, mode) for v in value]
     if isinstance(value, dict):
         return {k: _dumped(v, mode) for k, v in value.items()}
-    dump = getattr(value, "model_dump", None)
-    return value if dump is None or isinstance(value, type) else dump(mode=mode)
+    dump = getattr(value, "model_dump", None)  # a record or a pydantic model
+    return value if dump is None else dump(mode=mode)
 
 
 @dataclass(slots=True, kw_only=True)
