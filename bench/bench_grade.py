@@ -42,7 +42,7 @@ import jsonschema
 from toolproxy.grade.checker import grade_case
 from toolproxy.grade.model import Case, ExpectedCall, Matcher, Observation
 from toolproxy.records import ToolCall, schema_hash
-from toolproxy.schema.validator import CompiledSchema, clear_caches, compile_schema
+from toolproxy.schema.compiling import CompiledSchema, clear_caches, compile_schema
 from toolproxy.util.compiled import PURE_ENV, core, in_use
 from toolproxy.util.gctools import paused_gc
 from toolproxy.wire.common import parse_arguments

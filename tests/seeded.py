@@ -13,7 +13,7 @@ from pydantic import BaseModel
 
 from tests.builders import chat_exchange
 from toolproxy import store
-from toolproxy.grade.model import GradeRow
+from toolproxy.grade.rows import GradeRow
 from toolproxy.records import (
     Exchange,
     McpMessage,

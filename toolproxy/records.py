@@ -7,11 +7,12 @@ these shapes back from the store, so field names here are the store's column nam
 from __future__ import annotations
 
 import hashlib
-import json
 from datetime import datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
+
+from toolproxy.util.jsonfast import canonical_dumps
 
 WireFormat = Literal["openai_chat", "openai_responses", "anthropic_messages", "mcp", "unknown"]
 
@@ -27,8 +28,9 @@ MAX_BODY = 64 * 1024 * 1024  # bytes of each body a capture keeps, by default
 
 
 def canonical_json(value: Any) -> str:
-    """JSON with sorted keys and no insignificant whitespace: the form hashes are taken of."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    """JSON with sorted keys and no insignificant whitespace: the form hashes are taken of
+    (`json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)`)."""
+    return canonical_dumps(value)
 
 
 def schema_hash(schema: Any) -> str:

@@ -9,7 +9,7 @@ import pytest
 from toolproxy.grade.checker import ToolNames, grade_case, make_grader, offered_tools
 from toolproxy.grade.model import Case, ExpectedCall, Matcher, Observation
 from toolproxy.records import ToolCall
-from toolproxy.schema.validator import compile_schema
+from toolproxy.schema.compiling import compile_schema
 
 WEATHER = {
     "type": "object",

@@ -16,7 +16,8 @@ from toolproxy.grade.metrics import (
     outcome_of,
     ratio,
 )
-from toolproxy.grade.model import ArgGrade, CallGrade, CaseGrade, GradeRow
+from toolproxy.grade.model import ArgGrade, CallGrade, CaseGrade
+from toolproxy.grade.rows import GradeRow
 
 
 def arg(name: str, bucket: str) -> ArgGrade:

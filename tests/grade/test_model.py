@@ -4,17 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from toolproxy.grade.model import (
-    Case,
-    ExpectedCall,
-    GradeRow,
-    JudgeVerdict,
-    Matcher,
-    Observation,
-    Provenance,
-)
+from toolproxy.grade.model import Case, ExpectedCall, Matcher, Observation, Provenance
 from toolproxy.records import ToolCall
-from toolproxy.store.tables import TABLES
 
 
 def nested_case() -> Case:
@@ -80,22 +71,3 @@ def test_an_observation_from_dicts_holds_tool_calls():
     )
     assert obs.calls == [ToolCall(index=0, name="f", arguments={})]
     assert obs.model_dump(mode="json")["calls"][0]["name"] == "f"
-
-
-def test_a_grade_row_is_a_row_of_the_grades_table():
-    row = GradeRow(
-        run="r",
-        graded_at="2026-11-24T00:00:00+00:00",
-        case_id="c",
-        passed=False,
-        label="no_call",
-        calls=[{"expected_tool": "f"}],
-    )
-    assert list(row.as_row()) == list(TABLES["grades"])
-    assert row.as_row() == row.model_dump(mode="json")
-    assert GradeRow.model_validate(row.as_row() | {"not_a_column": 1}) == row
-
-
-def test_a_judge_verdict_is_a_row_of_the_judge_cache():
-    verdict = JudgeVerdict(key="k", model="m", prompt="p", verdict=True, reason="r", judged_at="t")
-    assert list(verdict.model_dump()) == list(TABLES["judge_cache"])

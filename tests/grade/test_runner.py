@@ -13,7 +13,8 @@ from tests.grade.test_observe import TIME, WEATHER, seed_exchange
 from toolproxy import store
 from toolproxy.cli.main import main
 from toolproxy.grade.expectations import load_cases
-from toolproxy.grade.model import CaseGrade, GradeRow
+from toolproxy.grade.model import CaseGrade
+from toolproxy.grade.rows import GradeRow
 from toolproxy.grade.runner import (
     Grading,
     grade_cases,
@@ -23,7 +24,8 @@ from toolproxy.grade.runner import (
     summarize,
 )
 from toolproxy.records import McpTool, SchemaVerdict, ToolCall, schema_hash
-from toolproxy.schema.validator import CHECKER, clear_caches
+from toolproxy.schema.compiling import clear_caches
+from toolproxy.schema.validator import CHECKER
 from toolproxy.scripted import Reply, Script
 from toolproxy.store.segments import SegmentWriter, encode_plain_row
 

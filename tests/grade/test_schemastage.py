@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from toolproxy.grade.schemastage import Flagged, check_schema
-from toolproxy.schema.validator import compile_schema
+from toolproxy.schema.compiling import compile_schema
 
 
 def run(

@@ -15,7 +15,8 @@ import pytest
 from toolproxy import store
 from toolproxy.capture.proxy import ProxySpec, RunningProxy, free_port
 from toolproxy.errors import UserError
-from toolproxy.grade.model import Case, GradeRow
+from toolproxy.grade.model import Case
+from toolproxy.grade.rows import GradeRow
 from toolproxy.replay.plan import STATEFUL_NOTE, PlanFilters, plan_from_capture, plan_from_cases
 from toolproxy.scripted import Reply, Script, ScriptedCall, ScriptedUpstream
 from toolproxy.store.segments import SegmentWriter

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from toolproxy.schema.compiling import _format_checker
 from toolproxy.schema.quick import compile_quick
-from toolproxy.schema.validator import _format_checker
 
 CHECKER = _format_checker(jsonschema.Draft202012Validator)
 CONFORMS = CHECKER.conforms

@@ -1,70 +1,19 @@
-"""Schema resolution (real beats offered) and validation of call arguments."""
+"""Validation of call arguments against their schema, in words (`SchemaCheck`)."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
-from toolproxy.records import ToolCall, ToolOffered, schema_hash
-from toolproxy.schema import validator as schemacheck
-from toolproxy.schema.validator import (
-    ResolvedSchema,
-    SchemaCheck,
-    check_call,
-    check_tool_call,
-    check_value,
-    compile_schema,
-    is_date_time,
-    is_time,
-    resolve_schema,
-)
+from toolproxy.records import ToolCall
+from toolproxy.schema import compiling, validator
+from toolproxy.schema.compiling import is_date_time, is_time
+from toolproxy.schema.validator import SchemaCheck, check_call, check_tool_call, check_value
 
 REAL = {
     "type": "object",
     "properties": {"city": {"type": "string"}, "unit": {"enum": ["c", "f"]}},
     "required": ["city", "unit"],
 }
-SENT = {"type": "object", "properties": {"city": {"type": "string"}}}
-
-
-def offered(name: str, parameters: object = SENT) -> ToolOffered:
-    return ToolOffered(position=0, name=name, parameters=parameters, schema_hash="h")
-
-
-# --- resolution ------------------------------------------------------------------------
-
-
-def test_the_real_schema_beats_the_offered_one():
-    got = resolve_schema("get_weather", [offered("get_weather")], [("wx", "get_weather", REAL)])
-    assert got == ResolvedSchema(REAL, "mcp_server", "wx", "get_weather")
-
-
-def test_prefixed_names_find_their_server_tool():
-    servers = [("wx", "get_weather", REAL), ("other", "get_weather", SENT)]
-    got = resolve_schema("mcp__wx__get_weather", [offered("mcp__wx__get_weather")], servers)
-    assert (got.source, got.server, got.tool, got.schema) == (
-        "mcp_server",
-        "wx",
-        "get_weather",
-        REAL,
-    )
-
-
-def test_offered_schema_when_no_server_has_the_tool():
-    tools = [offered("other", {"type": "object"}), offered("local_tool")]
-    got = resolve_schema("local_tool", tools, [("wx", "get_weather", REAL)])
-    assert got == ResolvedSchema(SENT, "offered", None, "local_tool")
-
-
-def test_ambiguous_server_names_fall_back_to_the_offered_schema():
-    servers = [("a", "search", REAL), ("b", "search", REAL)]
-    assert resolve_schema("search", [offered("search")], servers).source == "offered"
-
-
-def test_no_schema_at_all():
-    assert resolve_schema("nope", [offered("x")], []) == ResolvedSchema(None, "none")
-    assert resolve_schema(None, [offered("x")], [("s", "x", REAL)]).source == "none"
 
 
 # --- validation ------------------------------------------------------------------------
@@ -219,55 +168,17 @@ def test_boolean_schemas():
     assert errors(check_call("{}", False)) == [("$", "false")]
 
 
-def test_validators_are_compiled_once_per_schema():
-    schema = {"type": "object", "properties": {"k": {"type": "integer"}}}
-    first = compile_schema(schema)
-    assert compile_schema(schema) is first
-    assert compile_schema(json.loads(json.dumps(schema))) is first  # equal copy, same hash
-    assert compile_schema(schema, key=schema_hash(schema)) is first
-    assert check_call('{"k": 1}', first).valid
-    assert not check_call('{"k": "1"}', first).valid
-
-
 def test_a_schema_jsonschema_chokes_on_is_a_result():
     assert check_call("{}", {"$schema": ["not", "a", "uri"]}).schema_error.startswith(
         "unusable schema: TypeError"
     )
 
 
-def test_the_cache_is_bounded(monkeypatch):
-    monkeypatch.setattr(schemacheck, "CACHE_SIZE", 2)
-    for n in range(5):
-        assert check_value(n, {"const": n}).valid
-    assert len(schemacheck._BY_KEY) <= 2 and len(schemacheck._BY_ID) <= 2
-
-
-def test_a_run_makes_room_for_all_its_schemas_and_gives_it_back(monkeypatch):
-    monkeypatch.setattr(schemacheck, "CACHE_SIZE", 2)
-    schemas = [{"const": n} for n in range(5)]
-    with schemacheck.cache_room(5):
-        first = [compile_schema(s) for s in schemas]
-        assert [compile_schema(s) for s in schemas] == first  # none compiled again
-        with schemacheck.cache_room(3):  # a smaller room inside takes nothing away
-            assert len(schemacheck._BY_KEY) == 5
-    assert len(schemacheck._BY_KEY) <= 2 and len(schemacheck._BY_ID) <= 2
-    assert compile_schema(schemas[0]) is not first[0]  # evicted once the run ended
-
-
-def test_a_quick_schema_is_usable_without_building_its_validator():
-    compiled = compile_schema({"type": "object", "properties": {"n": {"type": "integer"}}})
-    assert compiled.usable and compiled._validator is None
-    assert not check_value({"n": "1"}, compiled).valid  # worded by quickerrors
-    assert compiled._validator is None
-    unusable = compile_schema({"type": "object", "properties": {"n": {"type": "intger"}}})
-    assert not unusable.usable and unusable.error
-
-
 def test_errors_and_messages_are_bounded():
     schema = {"type": "object", "additionalProperties": {"type": "integer"}}
     got = check_value({f"k{i}": "x" * 1000 for i in range(80)}, schema)
-    assert len(got.errors) == schemacheck.MAX_ERRORS
-    assert all(len(e.message) <= schemacheck.MAX_MESSAGE for e in got.errors)
+    assert len(got.errors) == validator.MAX_ERRORS
+    assert all(len(e.message) <= compiling.MAX_MESSAGE for e in got.errors)
 
 
 def test_values_json_cannot_hold_do_not_crash():

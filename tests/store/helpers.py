@@ -11,7 +11,7 @@ from typing import Any
 
 from tests.builders import HOSTED, chat_exchange
 from toolproxy import store
-from toolproxy.grade.model import GradeRow, JudgeVerdict
+from toolproxy.grade.rows import GradeRow, JudgeVerdict
 from toolproxy.records import (
     McpMessage,
     McpTool,

@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 import pytest
 
-from toolproxy.grade.model import GradeRow, JudgeVerdict
+from toolproxy.grade.rows import GradeRow, JudgeVerdict
 from toolproxy.records import Exchange, ToolCall, ToolOffered, ToolResult, Usage
 from toolproxy.replay.model import CallDiff, CellResult
 from toolproxy.store.tables import KEY_COLUMNS, TABLES, duckdb_type, model_columns

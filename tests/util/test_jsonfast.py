@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from toolproxy.util.jsonfast import has_long_number, holds_float, loads, plain_json
+from toolproxy.util.jsonfast import canonical_dumps, has_long_number, holds_float, loads, plain_json
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
@@ -77,3 +77,36 @@ def test_plain_json_is_only_jsons_own_values() -> None:
     assert plain_json({"a": [1, 2.5, "x", None, True]})
     for odd in ({1: "x"}, {"a": float("nan")}, [float("inf")], {"a": {1, 2}}, b"x", (1,)):
         assert not plain_json(odd)
+
+
+def json_dumps(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+@given(json_values)
+def test_canonical_dumps_is_the_json_modules_text(value: Any) -> None:
+    assert canonical_dumps(value) == json_dumps(value)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"minimum": 2.9803699941609507e-05, "x": 1e-7},  # orjson: 0.0000298..., 1e-7
+        {"b": 1, "a": {"\u00e9": 2**64, "z": [-(2**63) - 1]}},  # orjson refuses > 64 bits
+        {"k": "\ud800"},  # a lone surrogate: orjson refuses
+        {1: "int key", 3: "x"},  # json writes 1 as "1"
+        ("a", "tuple"),
+        {"nan": float("nan"), "inf": float("inf")},  # orjson: null
+        {"\u2028": "\x7f\x1f\n", "\U0001f600": "é"},
+    ],
+)
+def test_values_orjson_writes_its_own_way_are_written_by_json(value: Any) -> None:
+    assert canonical_dumps(value) == json_dumps(value)
+
+
+def test_canonical_dumps_raises_as_json_does() -> None:
+    for value in ({"s": {1, 2}}, {"b": b"bytes"}, {(1,): 2}):
+        with pytest.raises(TypeError):
+            json_dumps(value)
+        with pytest.raises(TypeError):
+            canonical_dumps(value)

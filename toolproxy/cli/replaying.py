@@ -32,7 +32,8 @@ from toolproxy import store
 from toolproxy.cli.filters import filter_fields, resolve_prefixes
 from toolproxy.errors import UserError
 from toolproxy.grade.expectations import load_cases
-from toolproxy.grade.model import Case, GradeRow
+from toolproxy.grade.model import Case
+from toolproxy.grade.rows import GradeRow
 from toolproxy.replay.config import baseline_of, load_config, resolve_key
 from toolproxy.replay.grading import RECORDED, grade_replay, grade_run_name, load_cells
 from toolproxy.replay.model import CellResult, ReplayConfig, ReplayItem

@@ -45,7 +45,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from toolproxy.grade.labels import Label, first_label
@@ -63,7 +62,7 @@ from toolproxy.grade.pairing import Pair, ToolNames, pair_calls
 from toolproxy.grade.parsestage import call_arguments, json_type
 from toolproxy.grade.schemastage import Flagged, check_schema
 from toolproxy.records import ToolCall
-from toolproxy.schema.validator import CompiledSchema, compile_schema, resolve_schema
+from toolproxy.schema.compiling import CompiledSchema, compile_schema, resolve_schema
 from toolproxy.wire.common import parse_arguments
 from toolproxy.wire.leaked import find_leaked_calls
 
@@ -88,10 +87,13 @@ def make_grader(judge: Judge | None = None, server_tools: Sequence[ServerTool] =
     return grade
 
 
-@dataclass(frozen=True)
 class _Tool:
-    name: str
-    parameters: Any
+    """An offered tool: its name and parameters schema (what `resolve_schema` reads)."""
+
+    __slots__ = ("name", "parameters")
+
+    def __init__(self, name: str, parameters: Any) -> None:
+        self.name, self.parameters = name, parameters
 
 
 def offered_tools(tools: Any) -> list[_Tool]:

@@ -35,7 +35,7 @@ from toolproxy.errors import Failure
 from toolproxy.grade.casefile import ExpectationError, Issue, file_format, read_jsonl
 from toolproxy.grade.expectations import Checked, check_located, file_issues
 from toolproxy.grade.labels import PRECEDENCE
-from toolproxy.grade.model import GradeRow
+from toolproxy.grade.rows import GradeRow
 from toolproxy.grade.runner import (
     Grading,
     check_run_free,

@@ -30,7 +30,8 @@ from typing import Any
 
 from toolproxy import store
 from toolproxy.errors import UserError
-from toolproxy.grade.model import JUDGE_SCORES, JudgeVerdict
+from toolproxy.grade.model import JUDGE_SCORES
+from toolproxy.grade.rows import JudgeVerdict
 from toolproxy.store.segments import SegmentWriter
 
 Judge = Callable[[str, Any], tuple[float, str]]

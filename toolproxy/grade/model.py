@@ -71,7 +71,7 @@ def _dumped(value: Any, mode: str) -> Any:
     return value if dump is None else dump(mode=mode)
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, init=False)
 class Matcher(_Record):
     """How one argument is compared. Any matcher may also be `optional` (may be omitted).
 
@@ -98,16 +98,34 @@ class Matcher(_Record):
     allow_extra: bool | None = None
     optional: bool = False
 
-    def __post_init__(self) -> None:
+    def __init__(
+        self,
+        *,
+        kind: MatcherKind = "exact",
+        value: Any = None,
+        values: list[Any] | None = None,
+        min: float | None = None,
+        max: float | None = None,
+        tolerance: float | None = None,
+        pattern: str | None = None,
+        criterion: str | None = None,
+        pass_at: float | None = None,
+        ignore: list[Literal["case", "whitespace", "punctuation"]] | None = None,
+        fields: dict[str, Matcher] | None = None,
+        items: list[Matcher] | None = None,
+        order: Literal["ordered", "unordered"] | None = None,
+        allow_extra: bool | None = None,
+        optional: bool = False,
+    ) -> None:
         """Bounds are floats however given (a file's `max: 3` reports as `max 3.0`)."""
-        if self.min is not None:
-            self.min = float(self.min)
-        if self.max is not None:
-            self.max = float(self.max)
-        if self.tolerance is not None:
-            self.tolerance = float(self.tolerance)
-        if self.pass_at is not None:
-            self.pass_at = float(self.pass_at)
+        self.kind, self.value, self.values = kind, value, values
+        self.min = None if min is None else float(min)
+        self.max = None if max is None else float(max)
+        self.tolerance = None if tolerance is None else float(tolerance)
+        self.pass_at = None if pass_at is None else float(pass_at)
+        self.pattern, self.criterion, self.ignore = pattern, criterion, ignore
+        self.fields, self.items, self.order = fields, items, order
+        self.allow_extra, self.optional = allow_extra, optional
 
     @classmethod
     def _field(cls, name: str, value: Any) -> Any:
@@ -118,7 +136,7 @@ class Matcher(_Record):
         return value
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, init=False)
 class ExpectedCall(_Record):
     """One call the model should make. `args` values are Matchers; in files a plain value
     is shorthand for an exact matcher, and `{"optional": true}` alone means may-be-anything."""
@@ -126,6 +144,12 @@ class ExpectedCall(_Record):
     tool: str
     args: dict[str, Matcher] = field(default_factory=dict)
     allow_extra_args: bool = True  # arguments the expectation does not name are not graded
+
+    def __init__(
+        self, *, tool: str, args: dict[str, Matcher] | None = None, allow_extra_args: bool = True
+    ) -> None:
+        self.tool, self.allow_extra_args = tool, allow_extra_args
+        self.args = {} if args is None else args
 
     @classmethod
     def _field(cls, name: str, value: Any) -> Any:
@@ -137,7 +161,7 @@ class ExpectedCall(_Record):
 JUDGE_SCORES = (0.0, 0.5, 1.0)  # what a judge answers: does not / partly / satisfies
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, init=False)
 class Provenance(_Record):
     """Who labeled a case, when, how, and from which recorded turn."""
 
@@ -148,8 +172,21 @@ class Provenance(_Record):
     session_id: str | None = None
     model: str | None = None  # the model that made the turn
 
+    def __init__(
+        self,
+        *,
+        by: str | None = None,
+        at: str | None = None,
+        via: str | None = None,
+        exchange_id: str | None = None,
+        session_id: str | None = None,
+        model: str | None = None,
+    ) -> None:
+        self.by, self.at, self.via = by, at, via
+        self.exchange_id, self.session_id, self.model = exchange_id, session_id, model
 
-@dataclass(slots=True, kw_only=True)
+
+@dataclass(slots=True, kw_only=True, init=False)
 class Case(_Record):
     """A labeled expectation: what should have happened for one model turn."""
 
@@ -170,6 +207,29 @@ class Case(_Record):
     notes: str | None = None
     provenance: Provenance | None = None  # who labeled it, when
 
+    def __init__(
+        self,
+        *,
+        id: str,
+        exchange_id: str | None = None,
+        wire_format: str | None = None,
+        messages: Any = None,
+        tools: Any = None,
+        expect: Literal["call", "no_call", "output"] = "call",
+        calls: list[ExpectedCall] | None = None,
+        order: Literal["ordered", "unordered"] = "ordered",
+        extra_calls: Literal["allow", "forbid"] | int = "allow",
+        tags: list[str] | None = None,
+        notes: str | None = None,
+        provenance: Provenance | None = None,
+    ) -> None:
+        self.id, self.exchange_id, self.wire_format = id, exchange_id, wire_format
+        self.messages, self.tools, self.expect = messages, tools, expect
+        self.calls = [] if calls is None else calls
+        self.order, self.extra_calls = order, extra_calls
+        self.tags = [] if tags is None else tags
+        self.notes, self.provenance = notes, provenance
+
     @classmethod
     def _field(cls, name: str, value: Any) -> Any:
         if name == "calls" and isinstance(value, list):
@@ -179,7 +239,7 @@ class Case(_Record):
         return value
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, init=False)
 class Observation(_Record):
     """What the model did for one case's turn."""
 
@@ -192,6 +252,23 @@ class Observation(_Record):
     offered: list[dict[str, Any]] = field(default_factory=list)  # name + parameters schema
     text: str | None = None  # the reply's text (a call lost in it: toolproxy.wire.leaked)
 
+    def __init__(
+        self,
+        *,
+        exchange_id: str | None = None,
+        session_id: str | None = None,
+        model: str | None = None,
+        finish_reason: str | None = None,
+        complete: bool = True,
+        calls: list[ToolCall] | None = None,
+        offered: list[dict[str, Any]] | None = None,
+        text: str | None = None,
+    ) -> None:
+        self.exchange_id, self.session_id, self.model = exchange_id, session_id, model
+        self.finish_reason, self.complete, self.text = finish_reason, complete, text
+        self.calls = [] if calls is None else calls
+        self.offered = [] if offered is None else offered
+
     @classmethod
     def _field(cls, name: str, value: Any) -> Any:
         if name == "calls" and isinstance(value, list):
@@ -199,7 +276,7 @@ class Observation(_Record):
         return value
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False)
 class ArgGrade(_Record):
     """One argument of one call: which bucket it fell in, and why."""
 
@@ -209,6 +286,18 @@ class ArgGrade(_Record):
     judged: bool = False  # an LLM judge decided it
     judge_reason: str | None = None  # the judge's reason (or why it could not judge)
     judge_score: float | None = None  # the judge's score: 1, 0.5 or 0
+
+    def __init__(
+        self,
+        name: str,
+        bucket: Bucket,
+        detail: str | None = None,
+        judged: bool = False,
+        judge_reason: str | None = None,
+        judge_score: float | None = None,
+    ) -> None:
+        self.name, self.bucket, self.detail = name, bucket, detail
+        self.judged, self.judge_reason, self.judge_score = judged, judge_reason, judge_score
 
     def model_dump(self, mode: str = "python") -> dict[str, Any]:
         """The fields as a dict (JSON-ready in any mode)."""
@@ -222,7 +311,7 @@ class ArgGrade(_Record):
         }
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False)
 class CallGrade(_Record):
     """One expected call paired with what the model emitted (either may be absent)."""
 
@@ -235,6 +324,22 @@ class CallGrade(_Record):
     schema_source: str | None = None
     errors: list[str] = field(default_factory=list)  # what went wrong, in words
     args: list[ArgGrade] = field(default_factory=list)  # per-argument buckets
+
+    def __init__(
+        self,
+        expected_tool: str | None,
+        actual_tool: str | None,
+        call_id: str | None = None,
+        stage_failed: Stage | None = None,
+        label: Label | None = None,
+        schema_source: str | None = None,
+        errors: list[str] | None = None,
+        args: list[ArgGrade] | None = None,
+    ) -> None:
+        self.expected_tool, self.actual_tool, self.call_id = expected_tool, actual_tool, call_id
+        self.stage_failed, self.label, self.schema_source = stage_failed, label, schema_source
+        self.errors = [] if errors is None else errors
+        self.args = [] if args is None else args
 
     def model_dump(self, mode: str = "python") -> dict[str, Any]:
         """The fields as a dict, arguments as dicts (JSON-ready in any mode)."""
@@ -256,7 +361,7 @@ class CallGrade(_Record):
         return list(value) if name == "errors" and isinstance(value, list) else value
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False)
 class CaseGrade(_Record):
     """The grade of one case: passed, or exactly one label."""
 
@@ -274,6 +379,29 @@ class CaseGrade(_Record):
     # what they would have earned had the server emitted them ("passed" or a label)
     leaked_format: str | None = None
     leaked_label: str | None = None
+
+    def __init__(
+        self,
+        case_id: str,
+        passed: bool,
+        exchange_id: str | None = None,
+        session_id: str | None = None,
+        model: str | None = None,
+        label: Label | None = None,
+        not_graded: bool = False,
+        calls: list[CallGrade] | None = None,
+        called_tools: list[str] | None = None,
+        expected_tools: list[str] | None = None,
+        leaked_format: str | None = None,
+        leaked_label: str | None = None,
+    ) -> None:
+        self.case_id, self.passed, self.exchange_id = case_id, passed, exchange_id
+        self.session_id, self.model, self.label = session_id, model, label
+        self.not_graded = not_graded
+        self.calls = [] if calls is None else calls
+        self.called_tools = [] if called_tools is None else called_tools
+        self.expected_tools = [] if expected_tools is None else expected_tools
+        self.leaked_format, self.leaked_label = leaked_format, leaked_label
 
     def model_dump(self, mode: str = "python") -> dict[str, Any]:
         """The fields as a dict, calls as dicts (JSON-ready in any mode)."""
@@ -297,49 +425,3 @@ class CaseGrade(_Record):
         if name == "calls" and isinstance(value, list):
             return [CallGrade.model_validate(c) for c in value]
         return value
-
-
-@dataclass(slots=True, kw_only=True)
-class GradeRow(_Record):
-    """One case's grade in one named run: a row of the `grades` table."""
-
-    run: str  # the run's name (toolproxy grade --run NAME)
-    graded_at: str  # ISO-8601 UTC time the run was graded
-    source: str = "capture"  # capture | replay:<candidate>
-    case_id: str
-    exchange_id: str | None = None
-    session_id: str | None = None
-    model: str | None = None
-    passed: bool
-    label: str | None = None
-    not_graded: bool = False
-    # why the case is not graded: needs replay, exchange missing or failed, judge unavailable
-    # (see toolproxy.grade.observe and toolproxy.grade.runner)
-    reason: str | None = None
-    calls: Any = None  # the CallGrade list as JSON
-    expected_tools: Any = None
-    called_tools: Any = None
-    leaked_format: str | None = None  # no_call, but the text held calls in this format
-    leaked_label: str | None = None  # what those calls would have earned: passed or a label
-    tags: Any = None  # the case's tags (a suite's task family)
-
-    def as_row(self) -> dict[str, Any]:
-        """The row as stored: `model_dump(mode="json")` without its walk. Every field
-        already holds JSON values (the grader puts dumped dicts in `calls`)."""
-        return {name: getattr(self, name) for name in _GRADE_COLUMNS}
-
-
-_GRADE_COLUMNS = tuple(GradeRow.__dataclass_fields__)
-
-
-@dataclass(slots=True, kw_only=True)
-class JudgeVerdict(_Record):
-    """A cached LLM-judge verdict: a row of the `judge_cache` table."""
-
-    key: str  # sha256 of (model, prompt): the cache key
-    model: str
-    prompt: str
-    verdict: bool  # score == 1
-    reason: str
-    judged_at: str
-    score: float | None = None  # 1, 0.5 or 0 (None: before scores)

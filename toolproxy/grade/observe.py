@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
 from toolproxy.grade.model import Case, Observation
 from toolproxy.records import ToolCall
-from toolproxy.schema.validator import note_schema_key
+from toolproxy.schema.compiling import note_schema_key
 from toolproxy.wire.common import decoded
 from toolproxy.wire.structured import with_output
 

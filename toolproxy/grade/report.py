@@ -44,8 +44,8 @@ from toolproxy.grade.metrics import (
     tags_of,
     tool_values,
 )
-from toolproxy.grade.model import GradeRow
 from toolproxy.grade.prices import Pricer
+from toolproxy.grade.rows import GradeRow
 from toolproxy.grade.sections import Table, cost_tables, lost_in_text, na, verdict_table
 from toolproxy.grade.vendor import IRF_METRICS, VendorMetrics, compare_runs
 from toolproxy.grade.verdict import MetricVerdict, verdicts

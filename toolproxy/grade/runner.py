@@ -26,10 +26,12 @@ from toolproxy.grade.checker import make_grader
 from toolproxy.grade.expectations import load_cases
 from toolproxy.grade.judge import Judge, JudgeError, make_judge
 from toolproxy.grade.labels import PRECEDENCE
-from toolproxy.grade.model import Case, CaseGrade, GradeRow, Observation
+from toolproxy.grade.model import Case, CaseGrade, Observation
 from toolproxy.grade.observe import Ungradable, observe_case, read_observations
+from toolproxy.grade.rows import GradeRow
 from toolproxy.records import SchemaVerdict
-from toolproxy.schema.validator import CHECKER, cache_room, new_verdicts, remember_verdicts
+from toolproxy.schema.compiling import cache_room, new_verdicts, remember_verdicts
+from toolproxy.schema.validator import CHECKER
 from toolproxy.store.queries import grades as grade_reads
 from toolproxy.store.queries import mcp as mcp_reads
 from toolproxy.store.segments import SegmentWriter, encode_plain_row

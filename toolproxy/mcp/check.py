@@ -16,12 +16,8 @@ from typing import Any
 from pydantic import BaseModel, Field, computed_field
 
 from toolproxy.records import ToolCall
-from toolproxy.schema.validator import (
-    SchemaCheck,
-    SchemaSource,
-    check_tool_call,
-    resolve_schema,
-)
+from toolproxy.schema.compiling import SchemaSource, resolve_schema
+from toolproxy.schema.validator import SchemaCheck, check_tool_call
 from toolproxy.wire.leaked import find_leaked_calls
 
 

@@ -26,7 +26,8 @@ from typing import Any
 
 from toolproxy.grade.schemastage import WRONG_VALUE_KEYWORDS
 from toolproxy.records import ToolCall
-from toolproxy.schema.validator import SchemaCheck, SchemaViolation, check_call, resolve_schema
+from toolproxy.schema.compiling import resolve_schema
+from toolproxy.schema.validator import SchemaCheck, SchemaViolation, check_call
 
 CallCheck = Callable[[ToolCall, Sequence[dict[str, Any]]], SchemaCheck]
 ServerTool = tuple[str, str, Any]

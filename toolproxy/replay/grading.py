@@ -31,8 +31,9 @@ from typing import Any
 
 from toolproxy import store
 from toolproxy.grade.labeling import LabelFilters, cases_from_capture
-from toolproxy.grade.model import Case, GradeRow, Observation
+from toolproxy.grade.model import Case, Observation
 from toolproxy.grade.observe import Ungradable, load_observations
+from toolproxy.grade.rows import GradeRow
 from toolproxy.grade.runner import Grading, load_server_tools
 from toolproxy.replay.compare import first_attempts
 from toolproxy.replay.model import CellResult, ReplayItem

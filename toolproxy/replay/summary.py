@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from toolproxy.grade.metrics import ratio
-from toolproxy.grade.model import GradeRow
+from toolproxy.grade.rows import GradeRow
 from toolproxy.grade.vendor import mean
 from toolproxy.replay.model import CellResult, ReplayConfig
 

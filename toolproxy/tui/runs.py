@@ -13,8 +13,8 @@ from textual.coordinate import Coordinate
 from textual.widgets import DataTable, Footer, Header, Static
 
 from toolproxy.grade.metrics import CaseRecord, RunMetrics, compute_run
-from toolproxy.grade.model import GradeRow
 from toolproxy.grade.report import case_records
+from toolproxy.grade.rows import GradeRow
 from toolproxy.grade.runner import regrade, summarize
 from toolproxy.store.queries import grades, replays
 from toolproxy.store.reader import Reader

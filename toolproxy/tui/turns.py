@@ -15,7 +15,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from toolproxy.mcp.schemadiff import diff_schemas, inline_refs
-from toolproxy.schema.validator import check_value, resolve_schema
+from toolproxy.schema.compiling import resolve_schema
+from toolproxy.schema.validator import check_value
 from toolproxy.store.rows import CallRow, ExchangeDetail, OfferedRow
 from toolproxy.tui.views import number, pretty, when
 from toolproxy.wire.toolnames import match_tool
