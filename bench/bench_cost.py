@@ -19,8 +19,8 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 
 from toolproxy.grade.cost import run_cost
+from toolproxy.grade.grades import CaseGrade
 from toolproxy.grade.metrics import CaseRecord, compute_run
-from toolproxy.grade.model import CaseGrade
 from toolproxy.grade.prices import Call, Pricer, PriceRule
 
 AT = datetime(2025, 6, 1, tzinfo=UTC)

@@ -14,8 +14,8 @@ from toolproxy.grade.cost import (
     sizes_by_call,
     unpriced_note,
 )
+from toolproxy.grade.grades import CallGrade, CaseGrade
 from toolproxy.grade.metrics import CaseRecord
-from toolproxy.grade.model import CallGrade, CaseGrade
 from toolproxy.grade.prices import Call, Pricer, PriceRule
 
 RULE = PriceRule(model="m*", input_per_mtok=2.0, output_per_mtok=8.0)

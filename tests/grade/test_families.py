@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from toolproxy.grade.families import family_scores, matrix_rows
+from toolproxy.grade.grades import CaseGrade
 from toolproxy.grade.metrics import CaseRecord
-from toolproxy.grade.model import CaseGrade
 from toolproxy.grade.rendering import csv_text
 from toolproxy.grade.report import build_report, build_tables
 

@@ -12,7 +12,7 @@ from toolproxy.grade.gallery import (
     render_transcript,
     transcript_of,
 )
-from toolproxy.grade.model import ArgGrade, CallGrade, CaseGrade
+from toolproxy.grade.grades import ArgGrade, CallGrade, CaseGrade
 
 
 @pytest.mark.parametrize(

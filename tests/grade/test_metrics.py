@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from toolproxy.grade.grades import ArgGrade, CallGrade, CaseGrade
 from toolproxy.grade.labels import PRECEDENCE
 from toolproxy.grade.metrics import (
     CaseRecord,
@@ -16,7 +17,6 @@ from toolproxy.grade.metrics import (
     outcome_of,
     ratio,
 )
-from toolproxy.grade.model import ArgGrade, CallGrade, CaseGrade
 from toolproxy.grade.rows import GradeRow
 
 

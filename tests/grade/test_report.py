@@ -16,8 +16,8 @@ from tests.builders import HOSTED, chat_exchange
 from tests.seeded import CaptureRows
 from toolproxy import store
 from toolproxy.cli.main import main
+from toolproxy.grade.grades import ArgGrade, CallGrade
 from toolproxy.grade.labels import PRECEDENCE
-from toolproxy.grade.model import ArgGrade, CallGrade
 from toolproxy.grade.report import COST_ROWS, RUN_ROWS, VENDOR_ROWS, load_cases
 from toolproxy.grade.rows import GradeRow
 from toolproxy.records import ToolCall, ToolOffered, ToolResult

@@ -13,7 +13,7 @@ from tests.grade.test_observe import TIME, WEATHER, seed_exchange
 from toolproxy import store
 from toolproxy.cli.main import main
 from toolproxy.grade.expectations import load_cases
-from toolproxy.grade.model import CaseGrade
+from toolproxy.grade.grades import CaseGrade
 from toolproxy.grade.rows import GradeRow
 from toolproxy.grade.runner import (
     Grading,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from toolproxy.grade.grades import CallGrade, CaseGrade
 from toolproxy.grade.metrics import CaseRecord
-from toolproxy.grade.model import CallGrade, CaseGrade
 from toolproxy.grade.vendor import (
     IRF_K,
     compare_runs,

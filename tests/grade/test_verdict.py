@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
+from toolproxy.grade.grades import ArgGrade, CallGrade, CaseGrade
 from toolproxy.grade.metrics import CaseRecord
-from toolproxy.grade.model import ArgGrade, CallGrade, CaseGrade
 from toolproxy.grade.verdict import MIN_CASES, compare, verdicts
 
 

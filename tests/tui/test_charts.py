@@ -6,8 +6,8 @@ from textual_plotext import PlotextPlot
 
 from tests.tui.drive import keys, pinned_app, settle
 from toolproxy import store
+from toolproxy.grade.grades import CaseGrade
 from toolproxy.grade.metrics import CaseRecord
-from toolproxy.grade.model import CaseGrade
 from toolproxy.store.queries import exchanges
 from toolproxy.tui.app import ToolproxyApp
 from toolproxy.tui.charts import ChartsScreen, Series, run_charts, session_charts, summary

@@ -4,8 +4,8 @@ each opens on its exchange."""
 from __future__ import annotations
 
 from tests.tui.drive import keys, pinned_app, settle
+from toolproxy.grade.grades import CaseGrade
 from toolproxy.grade.metrics import CaseRecord
-from toolproxy.grade.model import CaseGrade
 from toolproxy.tui.app import ToolproxyApp
 from toolproxy.tui.confusion import CellScreen, cell_cases
 from toolproxy.tui.exchange import ExchangeScreen

@@ -47,17 +47,10 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from toolproxy.grade.grades import ArgGrade, CallGrade, CaseGrade
 from toolproxy.grade.labels import Label, first_label
 from toolproxy.grade.matchers import Judge, coercions, deep_equal, judge_match, match, show
-from toolproxy.grade.model import (
-    ArgGrade,
-    CallGrade,
-    Case,
-    CaseGrade,
-    ExpectedCall,
-    Matcher,
-    Observation,
-)
+from toolproxy.grade.model import Case, ExpectedCall, Matcher, Observation
 from toolproxy.grade.pairing import Pair, ToolNames, pair_calls
 from toolproxy.grade.parsestage import call_arguments, json_type
 from toolproxy.grade.schemastage import Flagged, check_schema

@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from toolproxy.grade.model import ArgGrade, CaseGrade
+from toolproxy.grade.grades import ArgGrade, CaseGrade
 
 TEXT_LIMIT = 400
 

@@ -46,8 +46,8 @@ from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, Field
 
+from toolproxy.grade.grades import CallGrade, CaseGrade
 from toolproxy.grade.labels import PRECEDENCE
-from toolproxy.grade.model import CallGrade, CaseGrade
 from toolproxy.grade.prices import Call
 from toolproxy.grade.rows import GradeRow
 from toolproxy.wire.structured import OUTPUT

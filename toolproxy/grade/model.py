@@ -1,8 +1,8 @@
-"""The grading contract: expectation cases in, grades out. Pure, no I/O.
+"""The grading contract's input: expectation cases and what the model did. Pure, no I/O.
 
 Expectation files (YAML or JSONL, validated by `schemas/expectations.schema.json`) hold
-`Case`s. The checker turns (case, observed calls) into a `CaseGrade`; runs of grades are
-stored and the metrics read them back.
+`Case`s. The checker turns (case, `Observation`) into a `grade.grades.CaseGrade`; runs of
+grades are stored (`grade.rows`) and the metrics read them back.
 """
 
 from __future__ import annotations
@@ -11,7 +11,6 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Any, Literal, Self
 
-from toolproxy.grade.labels import Bucket, Label, Stage
 from toolproxy.records import ToolCall
 
 MatcherKind = Literal[
@@ -31,7 +30,7 @@ MatcherKind = Literal[
 ]
 
 
-class _Record:
+class Record:
     """What the grading records share with pydantic models (`model_dump`, `model_copy`,
     `model_validate`). They are plain slotted dataclasses because a run makes several per
     case and per call: a pydantic model costs 2-3x as much to build (3.0 against 1.0 µs for
@@ -72,7 +71,7 @@ def _dumped(value: Any, mode: str) -> Any:
 
 
 @dataclass(slots=True, kw_only=True, init=False)
-class Matcher(_Record):
+class Matcher(Record):
     """How one argument is compared. Any matcher may also be `optional` (may be omitted).
 
     Built from files by `toolproxy.grade.expectations`, which checks them first (the JSON
@@ -137,7 +136,7 @@ class Matcher(_Record):
 
 
 @dataclass(slots=True, kw_only=True, init=False)
-class ExpectedCall(_Record):
+class ExpectedCall(Record):
     """One call the model should make. `args` values are Matchers; in files a plain value
     is shorthand for an exact matcher, and `{"optional": true}` alone means may-be-anything."""
 
@@ -162,7 +161,7 @@ JUDGE_SCORES = (0.0, 0.5, 1.0)  # what a judge answers: does not / partly / sati
 
 
 @dataclass(slots=True, kw_only=True, init=False)
-class Provenance(_Record):
+class Provenance(Record):
     """Who labeled a case, when, how, and from which recorded turn."""
 
     by: str | None = None  # the reviewer (label --by)
@@ -187,7 +186,7 @@ class Provenance(_Record):
 
 
 @dataclass(slots=True, kw_only=True, init=False)
-class Case(_Record):
+class Case(Record):
     """A labeled expectation: what should have happened for one model turn."""
 
     id: str
@@ -240,7 +239,7 @@ class Case(_Record):
 
 
 @dataclass(slots=True, kw_only=True, init=False)
-class Observation(_Record):
+class Observation(Record):
     """What the model did for one case's turn."""
 
     exchange_id: str | None = None
@@ -273,155 +272,4 @@ class Observation(_Record):
     def _field(cls, name: str, value: Any) -> Any:
         if name == "calls" and isinstance(value, list):
             return [ToolCall.model_validate(c) for c in value]
-        return value
-
-
-@dataclass(slots=True, init=False)
-class ArgGrade(_Record):
-    """One argument of one call: which bucket it fell in, and why."""
-
-    name: str  # the argument's path (`filters.since`; `(arguments)` for the whole object)
-    bucket: Bucket  # labels.BUCKETS
-    detail: str | None = None  # why, for anything but ok
-    judged: bool = False  # an LLM judge decided it
-    judge_reason: str | None = None  # the judge's reason (or why it could not judge)
-    judge_score: float | None = None  # the judge's score: 1, 0.5 or 0
-
-    def __init__(
-        self,
-        name: str,
-        bucket: Bucket,
-        detail: str | None = None,
-        judged: bool = False,
-        judge_reason: str | None = None,
-        judge_score: float | None = None,
-    ) -> None:
-        self.name, self.bucket, self.detail = name, bucket, detail
-        self.judged, self.judge_reason, self.judge_score = judged, judge_reason, judge_score
-
-    def model_dump(self, mode: str = "python") -> dict[str, Any]:
-        """The fields as a dict (JSON-ready in any mode)."""
-        return {
-            "name": self.name,
-            "bucket": self.bucket,
-            "detail": self.detail,
-            "judged": self.judged,
-            "judge_reason": self.judge_reason,
-            "judge_score": self.judge_score,
-        }
-
-
-@dataclass(slots=True, init=False)
-class CallGrade(_Record):
-    """One expected call paired with what the model emitted (either may be absent)."""
-
-    expected_tool: str | None  # the expectation's tool (None: an extra call)
-    actual_tool: str | None  # the name the model called (None: the call was not made)
-    call_id: str | None = None  # the emitted call's id
-    stage_failed: Stage | None = None  # selection | parse | schema | semantic
-    label: Label | None = None  # the call's label (labels.PRECEDENCE), None when it passed
-    # mcp_server | offered | none (see toolproxy.schema.validator)
-    schema_source: str | None = None
-    errors: list[str] = field(default_factory=list)  # what went wrong, in words
-    args: list[ArgGrade] = field(default_factory=list)  # per-argument buckets
-
-    def __init__(
-        self,
-        expected_tool: str | None,
-        actual_tool: str | None,
-        call_id: str | None = None,
-        stage_failed: Stage | None = None,
-        label: Label | None = None,
-        schema_source: str | None = None,
-        errors: list[str] | None = None,
-        args: list[ArgGrade] | None = None,
-    ) -> None:
-        self.expected_tool, self.actual_tool, self.call_id = expected_tool, actual_tool, call_id
-        self.stage_failed, self.label, self.schema_source = stage_failed, label, schema_source
-        self.errors = [] if errors is None else errors
-        self.args = [] if args is None else args
-
-    def model_dump(self, mode: str = "python") -> dict[str, Any]:
-        """The fields as a dict, arguments as dicts (JSON-ready in any mode)."""
-        return {
-            "expected_tool": self.expected_tool,
-            "actual_tool": self.actual_tool,
-            "call_id": self.call_id,
-            "stage_failed": self.stage_failed,
-            "label": self.label,
-            "schema_source": self.schema_source,
-            "errors": list(self.errors),
-            "args": [a.model_dump() for a in self.args],
-        }
-
-    @classmethod
-    def _field(cls, name: str, value: Any) -> Any:
-        if name == "args" and isinstance(value, list):
-            return [ArgGrade.model_validate(a) for a in value]
-        return list(value) if name == "errors" and isinstance(value, list) else value
-
-
-@dataclass(slots=True, init=False)
-class CaseGrade(_Record):
-    """The grade of one case: passed, or exactly one label."""
-
-    case_id: str  # the case's id
-    passed: bool  # no label and nothing left ungraded
-    exchange_id: str | None = None  # the exchange graded
-    session_id: str | None = None  # its session
-    model: str | None = None  # the model that answered
-    label: Label | None = None  # None exactly when passed (or not graded)
-    not_graded: bool = False  # some judge field could not be graded (no judge)
-    calls: list[CallGrade] = field(default_factory=list)  # per-call grades
-    called_tools: list[str] = field(default_factory=list)  # names the model called, in order
-    expected_tools: list[str] = field(default_factory=list)  # the expectation's tools
-    # no_call, but the reply's text holds calls (toolproxy.wire.leaked): their format, and
-    # what they would have earned had the server emitted them ("passed" or a label)
-    leaked_format: str | None = None
-    leaked_label: str | None = None
-
-    def __init__(
-        self,
-        case_id: str,
-        passed: bool,
-        exchange_id: str | None = None,
-        session_id: str | None = None,
-        model: str | None = None,
-        label: Label | None = None,
-        not_graded: bool = False,
-        calls: list[CallGrade] | None = None,
-        called_tools: list[str] | None = None,
-        expected_tools: list[str] | None = None,
-        leaked_format: str | None = None,
-        leaked_label: str | None = None,
-    ) -> None:
-        self.case_id, self.passed, self.exchange_id = case_id, passed, exchange_id
-        self.session_id, self.model, self.label = session_id, model, label
-        self.not_graded = not_graded
-        self.calls = [] if calls is None else calls
-        self.called_tools = [] if called_tools is None else called_tools
-        self.expected_tools = [] if expected_tools is None else expected_tools
-        self.leaked_format, self.leaked_label = leaked_format, leaked_label
-
-    def model_dump(self, mode: str = "python") -> dict[str, Any]:
-        """The fields as a dict, calls as dicts (JSON-ready in any mode)."""
-        return {
-            "case_id": self.case_id,
-            "exchange_id": self.exchange_id,
-            "session_id": self.session_id,
-            "model": self.model,
-            "passed": self.passed,
-            "label": self.label,
-            "not_graded": self.not_graded,
-            "calls": [c.model_dump() for c in self.calls],
-            "called_tools": list(self.called_tools),
-            "expected_tools": list(self.expected_tools),
-            "leaked_format": self.leaked_format,
-            "leaked_label": self.leaked_label,
-        }
-
-    @classmethod
-    def _field(cls, name: str, value: Any) -> Any:
-        if name == "calls" and isinstance(value, list):
-            return [CallGrade.model_validate(c) for c in value]
         return value

@@ -24,9 +24,10 @@ from toolproxy import store
 from toolproxy.errors import UserError
 from toolproxy.grade.checker import make_grader
 from toolproxy.grade.expectations import load_cases
+from toolproxy.grade.grades import CaseGrade
 from toolproxy.grade.judge import Judge, JudgeError, make_judge
 from toolproxy.grade.labels import PRECEDENCE
-from toolproxy.grade.model import Case, CaseGrade, Observation
+from toolproxy.grade.model import Case, Observation
 from toolproxy.grade.observe import Ungradable, observe_case, read_observations
 from toolproxy.grade.rows import GradeRow
 from toolproxy.records import SchemaVerdict

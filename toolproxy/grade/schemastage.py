@@ -20,9 +20,9 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from toolproxy.grade.grades import ArgGrade
 from toolproxy.grade.labels import PRECEDENCE, Bucket, Label
 from toolproxy.grade.matchers import coercions, is_number
-from toolproxy.grade.model import ArgGrade
 
 Flagged = dict[str, tuple[Label, ArgGrade]]
 MAX_SCHEMA_ERRORS = 50

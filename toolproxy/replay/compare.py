@@ -16,7 +16,8 @@ from collections.abc import Collection, Sequence
 from typing import Any
 
 from toolproxy.grade.checker import ServerTool, grade_case
-from toolproxy.grade.model import CallGrade, Case, CaseGrade, ExpectedCall, Matcher, Observation
+from toolproxy.grade.grades import CallGrade, CaseGrade
+from toolproxy.grade.model import Case, ExpectedCall, Matcher, Observation
 from toolproxy.records import ToolCall
 from toolproxy.replay.model import CallDiff, CellResult, ReplayItem, Step, TurnRecord
 from toolproxy.wire.common import parse_arguments

@@ -43,7 +43,7 @@ class OfferedLike(Protocol):
     def parameters(self) -> Any: ...
 
 
-@dataclass(frozen=True, init=False)
+@dataclass(init=False)
 class ResolvedSchema:
     """The schema a call is checked against, and where it came from."""
 
@@ -54,11 +54,8 @@ class ResolvedSchema:
 
     def __init__(
         self, schema: Any, source: SchemaSource, server: str | None = None, tool: str | None = None
-    ) -> None:  # not dataclass's: a frozen one sets each field through object.__setattr__
-        object.__setattr__(self, "schema", schema)
-        object.__setattr__(self, "source", source)
-        object.__setattr__(self, "server", server)
-        object.__setattr__(self, "tool", tool)
+    ) -> None:  # written, so mypyc compiles it (a dataclass's runs as Python)
+        self.schema, self.source, self.server, self.tool = schema, source, server, tool
 
 
 def resolve_schema(

@@ -31,6 +31,7 @@ from typing import Any
 # model does not compile; nor does one with a lone surrogate in a string literal).
 MODULES = (
     "toolproxy.grade.checker",
+    "toolproxy.grade.grades",
     "toolproxy.grade.labels",
     "toolproxy.grade.matchers",
     "toolproxy.grade.model",

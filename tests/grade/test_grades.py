@@ -1,0 +1,59 @@
+"""toolproxy.grade.grades: a case's grade, per call and per argument (records the grader
+builds; written `__init__`s, the dataclass's comparison and copies)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from toolproxy.grade.grades import ArgGrade, CallGrade, CaseGrade
+
+
+def a_grade() -> CaseGrade:
+    arg = ArgGrade("city", "hallucinated", "'Pari' is not 'Paris'")
+    call = CallGrade("get_weather", "get_weather", "c1", "semantic", "hallucinated_param")
+    call.args.append(arg)
+    return CaseGrade("case-1", False, label="hallucinated_param", calls=[call])
+
+
+def test_positional_and_keyword_arguments_build_the_same_record():
+    assert ArgGrade("n", "ok") == ArgGrade(name="n", bucket="ok")
+    assert CallGrade("f", None) == CallGrade(expected_tool="f", actual_tool=None)
+
+
+def test_each_record_gets_lists_of_its_own():
+    first, second = CallGrade("f", "f"), CallGrade("f", "f")
+    first.errors.append("x")
+    first.args.append(ArgGrade("n", "ok"))
+    assert second.errors == [] and second.args == []
+    one, two = CaseGrade("a", True), CaseGrade("b", True)
+    one.calls.append(first)
+    one.called_tools.append("f")
+    assert two.calls == [] and two.called_tools == [] and two.expected_tools == []
+
+
+def test_a_grade_dumps_to_json_and_validates_back_equal():
+    grade = a_grade()
+    dumped = grade.model_dump()
+    assert json.loads(json.dumps(dumped)) == dumped
+    assert dumped["calls"][0]["args"][0]["detail"] == "'Pari' is not 'Paris'"
+    assert CaseGrade.model_validate(dumped) == grade
+    assert CaseGrade.model_validate(dumped).calls[0].args[0] == grade.calls[0].args[0]
+
+
+def test_a_copy_takes_updates_and_leaves_the_original():
+    grade = a_grade()
+    copy = grade.model_copy(update={"passed": True, "label": None})
+    assert (copy.passed, copy.label, grade.passed, grade.label) == (
+        True,
+        None,
+        False,
+        "hallucinated_param",
+    )
+    assert copy.calls is grade.calls  # shallow, as pydantic's
+
+
+def test_records_refuse_unknown_attributes():
+    with pytest.raises(AttributeError):
+        ArgGrade("n", "ok").colour = "red"  # type: ignore[attr-defined]
