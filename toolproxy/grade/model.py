@@ -32,10 +32,12 @@ MatcherKind = Literal[
 
 class Record:
     """What the grading records share with pydantic models (`model_dump`, `model_copy`,
-    `model_validate`). They are plain slotted dataclasses because a run makes several per
-    case and per call: a pydantic model costs 2-3x as much to build (3.0 against 1.0 µs for
-    a `Matcher`, 8.2 against 3.6 µs for a case of one call), and cases come from files
-    `expectations` has already checked against their JSON Schema."""
+    `model_validate`). They are slotted dataclasses because a run makes several per case
+    and per call: a pydantic model costs 2-3x as much to build (3.0 against 1.0 µs for a
+    `Matcher`, 8.2 against 3.6 µs for a case of one call), and cases come from files
+    `expectations` has already checked against their JSON Schema. Each writes its own
+    `__init__` (`init=False`): mypyc compiles it, where a dataclass's generated one runs as
+    Python and sets every field of the native class through a descriptor."""
 
     __slots__ = ()
 

@@ -15,7 +15,8 @@ from typing import Any, Self
 
 class _Row:
     """pydantic's verbs on a row of plain JSON values (`model_dump`, `model_copy`,
-    `model_validate`)."""
+    `model_validate`): `grade.model.Record`'s, without its walk of nested records. Not that
+    class itself: compiled by mypyc, it cannot be subclassed by a pure class."""
 
     __slots__ = ()
 

@@ -7,7 +7,7 @@ known for that tool, otherwise against the schema the agent sent; each result sa
 it once; the checks here are pure and never raise on bad input (unparseable arguments and
 invalid schemas are results).
 
-Stable strings (`ResolvedSchema.source`):
+Stable strings (`schema.compiling.ResolvedSchema.source`):
     mcp_server  the real inputSchema of the MCP server tool `match_tool` mapped the name to
     offered     the parameters schema the agent sent with the request that got the call
     none        neither is known: only JSON parsing is checked

@@ -15,7 +15,7 @@ before). Duplicate keys: both keep the last value.
 UTF-8 as is), from orjson when it writes the json module's very text: for values of dicts
 with string keys, lists, strings, integers, booleans and None (orjson writes some floats
 its own way, 1e-06 as 1e-6; integers beyond 64 bits and lone surrogates it refuses). A tool
-schema is written 4-6x faster. Pure.
+schema is written 1.9x faster (8.8 against 16.9 µs, the check included). Pure.
 """
 
 from __future__ import annotations
@@ -75,8 +75,9 @@ _JSON_SCALARS = (str, int, bool, type(None))
 
 def canonical_dumps(value: Any) -> str:
     """`json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)`,
-    raising as it does, via orjson when that writes the same text."""
-    if _written_alike(value):
+    raising as it does, via orjson when that writes the same text (JSON's own values, no
+    floats and no subclasses: `plain_json(value, floats=False)`)."""
+    if plain_json(value, floats=False):
         try:
             return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
         except orjson.JSONEncodeError:  # an integer beyond 64 bits, a lone surrogate
@@ -84,27 +85,10 @@ def canonical_dumps(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
-def _written_alike(value: Any) -> bool:
-    """Only values orjson writes as the json module does (no floats, no subclasses)?"""
-    pending = [value]
-    while pending:
-        v = pending.pop()
-        t = type(v)
-        if t is dict:
-            for k, item in v.items():
-                if type(k) is not str:
-                    return False
-                pending.append(item)
-        elif t is list:
-            pending.extend(v)
-        elif t not in _JSON_SCALARS:
-            return False
-    return True
-
-
-def plain_json(value: Any) -> bool:
+def plain_json(value: Any, floats: bool = True) -> bool:
     """Only JSON's own values (str keys, finite numbers, no YAML sets, bytes or dates)?
-    The fast validators (jsonschema-rs, `quickerrors`) are only asked about such values."""
+    The fast validators (jsonschema-rs, `quickerrors`) are only asked about such values.
+    `floats=False`: and no float at all (what `canonical_dumps` leaves to orjson)."""
     pending = [value]
     while pending:
         v = pending.pop()
@@ -116,7 +100,7 @@ def plain_json(value: Any) -> bool:
         elif t is list:
             pending.extend(v)
         elif t is float:
-            if v != v or v in (math.inf, -math.inf):
+            if not floats or v != v or v in (math.inf, -math.inf):
                 return False
         elif t not in _JSON_SCALARS:
             return False
