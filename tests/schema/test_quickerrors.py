@@ -12,10 +12,10 @@ from jsonschema.exceptions import best_match
 
 from tests.schema.test_quick import CHECKER, CONFORMS, TOOL, TRICKY, schemas, validator, values
 from toolproxy.schema.quick import compile_quick
-from toolproxy.schema.quickerrors import iter_errors
+from toolproxy.schema.quickerrors import QuickError, iter_errors
 
 
-def described(error: jsonschema.ValidationError) -> tuple[Any, ...]:
+def described(error: jsonschema.ValidationError | QuickError) -> tuple[Any, ...]:
     return (
         error.message,
         list(error.path),
@@ -34,8 +34,10 @@ def same_errors(schema: Any, instance: Any) -> None:
     theirs = list(validator(schema).iter_errors(instance))
     ours = list(iter_errors(schema, instance, CHECKER))
     assert [described(e) for e in ours] == [described(e) for e in theirs], (schema, instance)
+    converted = [e.to_validation_error() for e in ours]
+    assert [described(e) for e in converted] == [described(e) for e in theirs]
     if theirs:
-        assert described(best_match(ours)) == described(best_match(theirs))  # type: ignore[arg-type]
+        assert described(best_match(converted)) == described(best_match(theirs))
 
 
 @settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])

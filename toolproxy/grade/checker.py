@@ -49,7 +49,7 @@ from typing import Any
 
 from toolproxy.grade.grades import ArgGrade, CallGrade, CaseGrade
 from toolproxy.grade.labels import Label, first_label
-from toolproxy.grade.matchers import Judge, coercions, deep_equal, judge_match, match, show
+from toolproxy.grade.matchers import Judge, coercions, judge_match, match, matches, show
 from toolproxy.grade.model import Case, ExpectedCall, Matcher, Observation
 from toolproxy.grade.pairing import Pair, ToolNames, pair_calls
 from toolproxy.grade.parsestage import call_arguments, json_type
@@ -67,6 +67,7 @@ ServerTool = tuple[str, str, Any]
 
 EXTRA = "extra call to an expected tool"
 INCOMPLETE_FINISH = frozenset({"length", "max_tokens", "max_output_tokens", "incomplete"})
+_PLAIN_KINDS = frozenset({"exact", "any_of", "enum"})  # `matches` says what `match` would
 
 
 def make_grader(judge: Judge | None = None, server_tools: Sequence[ServerTool] = ()) -> Grader:
@@ -304,7 +305,7 @@ def _match_args(
 def _match_one(
     name: str, m: Matcher, value: Any, judge: Judge | None, failed_before: bool
 ) -> tuple[Label | None, ArgGrade]:
-    if m.kind == "exact" and deep_equal(m.value, value):  # the common case, without detail
+    if m.kind in _PLAIN_KINDS and matches(m, value):  # the common case, without detail
         return None, ArgGrade(name, "ok")
     if m.kind == "judge" and failed_before:
         why = "not judged: the call failed the schema stage"

@@ -62,7 +62,12 @@ def show(value: Any) -> str:
 
 def is_number(value: Any) -> bool:
     """A JSON number: int or float, not bool."""
-    return isinstance(value, int | float) and not isinstance(value, bool)
+    # `int | float` in isinstance builds a union object per call in compiled code
+    return (isinstance(value, int) and not isinstance(value, bool)) or isinstance(value, float)
+
+
+def _is_sequence(value: Any) -> bool:
+    return isinstance(value, list) or isinstance(value, tuple)
 
 
 def _scalar_equal(a: Any, b: Any) -> bool:
@@ -78,6 +83,9 @@ _PLAIN = frozenset({str, int, float})
 
 def deep_equal(a: Any, b: Any) -> bool:
     """Equal by value at any depth (iterative, so deep values cannot overflow the stack)."""
+    t = type(a)
+    if t is type(b) and t in _PLAIN:  # most arguments: no stack to build
+        return bool(a == b)
     pending = [(a, b)]
     while pending:
         x, y = pending.pop()
@@ -88,12 +96,14 @@ def deep_equal(a: Any, b: Any) -> bool:
         elif isinstance(x, dict) and isinstance(y, dict):
             if x.keys() != y.keys():
                 return False
-            pending.extend((x[k], y[k]) for k in x)
-        elif isinstance(x, list | tuple) and isinstance(y, list | tuple):
+            for k in x:
+                pending.append((x[k], y[k]))
+        elif _is_sequence(x) and _is_sequence(y):
             if len(x) != len(y):
                 return False
-            pending.extend(zip(x, y, strict=True))
-        elif isinstance(x, dict | list | tuple) or isinstance(y, dict | list | tuple):
+            for i in range(len(x)):
+                pending.append((x[i], y[i]))
+        elif isinstance(x, dict) or isinstance(y, dict) or _is_sequence(x) or _is_sequence(y):
             return False
         elif not _scalar_equal(x, y):
             return False
@@ -348,7 +358,10 @@ def matches(matcher: Matcher, value: Any) -> bool:
     if matcher.kind == "exact":
         return deep_equal(matcher.value, value)
     if matcher.kind in ("any_of", "enum"):
-        return any(deep_equal(c, value) for c in _choices(matcher))
+        for choice in _choices(matcher):
+            if deep_equal(choice, value):
+                return True
+        return False
     return matcher.kind != "judge" and match(matcher, value)[0] is True
 
 

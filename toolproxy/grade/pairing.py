@@ -47,10 +47,8 @@ def pair_calls(case: Case, observed: list[ToolCall], names: ToolNames) -> list[P
     if not expected:  # "some call" expected: every call passes selection
         return [(None, o, None) for o in observed]
     if case.order == "ordered":
-        if len(expected) == len(observed) and all(
-            names.same(o.name, e.tool) for e, o in zip(expected, observed, strict=True)
-        ):  # what the walk below finds when every call is where it was expected
-            return [(e, o, None) for e, o in zip(expected, observed, strict=True)]
+        if _in_place(expected, observed, names):  # what the walk below would find
+            return [(expected[i], observed[i], None) for i in range(len(expected))]
         taken: dict[int, int] = {}
         start = 0
         for i, e in enumerate(expected):
@@ -65,7 +63,7 @@ def pair_calls(case: Case, observed: list[ToolCall], names: ToolNames) -> list[P
     used = set(taken.values())
     left_e = [i for i in range(len(expected)) if i not in taken]
     left_o = [j for j in range(len(observed)) if j not in used]
-    wrong = dict(zip(left_e, left_o, strict=False))
+    wrong = {left_e[k]: left_o[k] for k in range(min(len(left_e), len(left_o)))}
     pairs: list[Pair] = []
     for i, e in enumerate(expected):
         if i in taken:
@@ -80,29 +78,42 @@ def pair_calls(case: Case, observed: list[ToolCall], names: ToolNames) -> list[P
     return pairs
 
 
+def _in_place(expected: list[ExpectedCall], observed: list[ToolCall], names: ToolNames) -> bool:
+    """Is every call where it was expected (the ordered walk's answer when it is)?"""
+    if len(expected) != len(observed):
+        return False
+    for i in range(len(expected)):
+        if not names.same(observed[i].name, expected[i].tool):
+            return False
+    return True
+
+
 def _pair_unordered(
     expected: list[ExpectedCall], observed: list[ToolCall], names: ToolNames
 ) -> dict[int, int]:
-    candidates = [
-        (i, j)
-        for i, e in enumerate(expected)
-        for j, o in enumerate(observed)
-        if names.same(o.name, e.tool)
-    ]
+    candidates: list[tuple[int, int]] = []
+    rows: set[int] = set()
+    columns: set[int] = set()
+    called = [o.name for o in observed]
+    for i, e in enumerate(expected):
+        for j, name in enumerate(called):
+            if names.same(name, e.tool):
+                candidates.append((i, j))
+                rows.add(i)
+                columns.add(j)
     # argument scores matter only where a call could pair with more than one expectation
-    crowded = len({i for i, _ in candidates}) < len(candidates) or len(
-        {j for _, j in candidates}
-    ) < len(candidates)
-    if crowded:
-        parsed = {
-            j: call_arguments(observed[j], incomplete=False)[0] for j in {j for _, j in candidates}
-        }
-        scored = [(-_score(expected[i], parsed[j]), i, j) for i, j in candidates]
+    scored: list[tuple[int, int, int]] = []
+    if len(rows) < len(candidates) or len(columns) < len(candidates):
+        parsed = {j: call_arguments(observed[j], incomplete=False)[0] for j in columns}
+        for i, j in candidates:
+            scored.append((-_score(expected[i], parsed[j]), i, j))
+        scored.sort()
     else:
-        scored = [(0, i, j) for i, j in candidates]
+        for i, j in candidates:
+            scored.append((0, i, j))
     taken: dict[int, int] = {}
     used: set[int] = set()
-    for _, i, j in sorted(scored):
+    for _, i, j in scored:
         if i not in taken and j not in used:
             taken[i] = j
             used.add(j)
@@ -112,4 +123,8 @@ def _pair_unordered(
 def _score(e: ExpectedCall, args: dict[str, Any] | None) -> int:
     if not isinstance(args, dict):
         return 0
-    return sum(2 if matches(m, args[k]) else 1 for k, m in e.args.items() if k in args)
+    score = 0
+    for k, m in e.args.items():
+        if k in args:
+            score += 2 if matches(m, args[k]) else 1
+    return score

@@ -253,7 +253,7 @@ def json_type(value: object) -> str:
         return "null"
     if isinstance(value, bool):
         return "boolean"
-    if isinstance(value, int | float):
+    if isinstance(value, int) or isinstance(value, float):
         return "number"
     names: dict[type, str] = {dict: "object", list: "array", str: "string"}
     return names.get(type(value), type(value).__name__)

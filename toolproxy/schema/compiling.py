@@ -120,9 +120,10 @@ class CompiledSchema:
         quick-path schema's is built only when `quickerrors` cannot word the errors)."""
         return self.quick is not None or self._validator is not None
 
-    def iter_errors(self, value: Any) -> Iterator[jsonschema.ValidationError]:
-        """jsonschema's errors for `value` (from `quickerrors` when the schema and value
-        allow it: the same errors, found faster). Needs a usable schema."""
+    def iter_errors(self, value: Any) -> Iterator[Any]:
+        """jsonschema's errors for `value`: `quickerrors.QuickError`s when the schema and
+        value allow it (the same fields, found faster), else `ValidationError`s. Needs a
+        usable schema."""
         if self.quick is not None and self.formats is not None and plain_json(value):
             return quick_errors(self.schema, value, self.formats)
         return self.validator.iter_errors(value)  # type: ignore[union-attr]

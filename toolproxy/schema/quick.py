@@ -327,7 +327,7 @@ def _numeric(holds: Callable[[Any, Any], bool], bound: Any) -> Accept:
         t = type(v)
         if t is int or t is float:
             return v == v and holds(v, bound)
-        return not isinstance(v, int | float)  # not a number: the bound does not apply
+        return not (isinstance(v, int) or isinstance(v, float))  # not a number: no bound
 
     return accept
 

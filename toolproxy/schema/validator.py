@@ -24,6 +24,7 @@ from pydantic import BaseModel, Field
 
 from toolproxy.records import ToolCall
 from toolproxy.schema.compiling import CompiledSchema, compile_schema, cut_message
+from toolproxy.schema.quickerrors import QuickError
 from toolproxy.wire.common import parse_arguments
 
 MAX_ERRORS = 50
@@ -53,6 +54,11 @@ class SchemaCheck(BaseModel):
 CHECKER = f"jsonschema {metadata.version('jsonschema')}"
 
 
+def _as_jsonschema(error: Any) -> jsonschema.ValidationError:
+    """jsonschema's own object (`relevance` reads its type checker)."""
+    return error.to_validation_error() if isinstance(error, QuickError) else error
+
+
 def _keyword(error: jsonschema.ValidationError) -> str:
     # a `false` schema fails with no keyword
     return "false" if error.validator is None else str(error.validator)
@@ -68,7 +74,10 @@ def check_value(arguments: Any, schema: Any, key: str | None = None) -> SchemaCh
     if not compiled.usable:
         return SchemaCheck(valid=False, schema_error=compiled.error)
     try:
-        found = sorted(compiled.iter_errors(arguments), key=lambda e: (e.json_path, _keyword(e)))
+        found = sorted(
+            (_as_jsonschema(e) for e in compiled.iter_errors(arguments)),
+            key=lambda e: (e.json_path, _keyword(e)),
+        )
         if len(found) > 1:  # jsonschema's best match first, the rest in path order
             best = max(found, key=relevance)
             found.remove(best)

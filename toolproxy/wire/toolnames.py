@@ -58,7 +58,11 @@ def same_tool(a: str | None, b: str | None, servers: Collection[str] = ()) -> bo
     """Do two names mean the same tool (either may carry a real server prefix)?"""
     if not a or not b:
         return False
-    return a == b or name_matches(a, b, servers) or name_matches(b, a, servers)
+    if a == b:
+        return True
+    if not (a.endswith(b) or b.endswith(a)):  # a prefixed name ends with the bare one
+        return False
+    return name_matches(a, b, servers) or name_matches(b, a, servers)
 
 
 def match_tool(model_name: str, tools: Iterable[tuple[str, str]]) -> tuple[str, str] | None:
