@@ -6,13 +6,12 @@ these shapes back from the store, so field names here are the store's column nam
 
 from __future__ import annotations
 
-import hashlib
 from datetime import datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from toolproxy.util.jsonfast import canonical_dumps
+from toolproxy.util.jsonfast import canonical_dumps, canonical_sha256
 
 WireFormat = Literal["openai_chat", "openai_responses", "anthropic_messages", "mcp", "unknown"]
 
@@ -35,8 +34,7 @@ def canonical_json(value: Any) -> str:
 
 def schema_hash(schema: Any) -> str:
     """Stable 16-hex-digit hash of a JSON Schema (key order and whitespace do not matter)."""
-    # surrogatepass: a schema may carry a lone "\ud800" escape; hash it rather than fail.
-    return hashlib.sha256(canonical_json(schema).encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    return canonical_sha256(schema)[:16]
 
 
 class ToolOffered(BaseModel):

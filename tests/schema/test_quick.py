@@ -56,6 +56,7 @@ leaf_keywords = st.fixed_dictionaries(
         "pattern": st.sampled_from(["^a", "b", "^[0-9]+$"]),
         "format": st.sampled_from(["date-time", "time", "email", "ipv4", "float", "unknown"]),
         "description": st.text(max_size=5),
+        "title": st.text(max_size=3),
         "nullable": st.booleans(),  # an unknown keyword: ignored
     },
 )
@@ -102,6 +103,13 @@ def test_the_subset_compiles(schema: Any) -> None:
     """Everything the strategy builds is inside the quick path (the soundness test above
     would pass vacuously otherwise); only regexes it cannot compile fall outside."""
     assert compile_quick(schema, CONFORMS) is not None
+
+
+def test_a_described_leaf_is_its_type_and_a_bad_annotation_is_outside() -> None:
+    leaf = compile_quick({"type": "integer", "description": "n", "title": "N"}, CONFORMS)
+    assert leaf is not None and leaf(3) and not leaf("3") and not leaf(True)
+    assert compile_quick({"type": "integer", "title": 5}, CONFORMS) is None
+    assert compile_quick({"type": "integer", "description": ["x"]}, CONFORMS) is None
 
 
 TOOL = {

@@ -63,3 +63,16 @@ def test_a_false_subschema_and_items_false() -> None:
     schema = {"properties": {"a": False, "b": {"items": False}}, "additionalProperties": False}
     same_errors(schema, {"a": 1, "b": [1, 2], "c": 3, "d": 4})
     same_errors(schema, {"b": [1]})
+
+
+def test_json_paths_of_names_that_need_quoting() -> None:
+    names = ["a b", "it's", "back\\slash", "9lives", "ok_name", "é"]
+    schema = {
+        "type": "object",
+        "properties": {
+            n: {"type": "object", "properties": {"x y": {"type": "integer"}}} for n in names
+        },
+    }
+    same_errors(schema, {n: {"x y": "not a number"} for n in names})
+    paths = [e.json_path for e in iter_errors(schema, {"it's": {"x y": 1.5}}, CHECKER)]
+    assert paths == ["$['it\\'s']['x y']"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from typing import Any
 
@@ -9,7 +10,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from toolproxy.util.jsonfast import canonical_dumps, has_long_number, holds_float, loads, plain_json
+from toolproxy.util.jsonfast import (
+    canonical_dumps,
+    canonical_sha256,
+    has_long_number,
+    holds_float,
+    loads,
+    plain_json,
+)
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
@@ -86,6 +94,17 @@ def json_dumps(value: Any) -> str:
 @given(json_values)
 def test_canonical_dumps_is_the_json_modules_text(value: Any) -> None:
     assert canonical_dumps(value) == json_dumps(value)
+
+
+@given(json_values)
+def test_canonical_sha256_hashes_the_json_modules_text(value: Any) -> None:
+    text = json_dumps(value).encode("utf-8", "surrogatepass")
+    assert canonical_sha256(value) == hashlib.sha256(text).hexdigest()
+
+
+def test_canonical_sha256_hashes_a_lone_surrogate() -> None:
+    text = json_dumps({"k": "\ud800"}).encode("utf-8", "surrogatepass")
+    assert canonical_sha256({"k": "\ud800"}) == hashlib.sha256(text).hexdigest()
 
 
 @pytest.mark.parametrize(

@@ -1,3 +1,6 @@
+from hypothesis import given
+from hypothesis import strategies as st
+
 from toolproxy.wire.toolnames import bare_names, match_tool, name_matches, same_tool
 
 TOOLS = [
@@ -63,3 +66,18 @@ def test_ambiguous_names_are_not_guessed():
     assert match_tool("x_search", tools) is None
     assert match_tool("mcp__x__search", tools) is None
     assert match_tool("a__search", tools) == ("a", "search")
+
+
+parts = st.sampled_from(["git", "mcp", "time", "status", "git_status", "a"])
+seps = st.sampled_from(["__", ".", "_", "-", "/", ":"])
+names = st.lists(st.tuples(parts, seps), min_size=1, max_size=4).map(
+    lambda pieces: "".join(p + s for p, s in pieces[:-1]) + pieces[-1][0]
+)
+
+
+@given(names, names, st.lists(st.sampled_from(["git", "time", "mcp", "a"]), max_size=2))
+def test_same_tool_is_either_name_behind_the_others_prefix(a: str, b: str, servers: list[str]):
+    # same_tool skips the prefix walk when neither name ends with the other: the answer
+    # must be the rule's own
+    rule = a == b or name_matches(a, b, servers) or name_matches(b, a, servers)
+    assert same_tool(a, b, servers) == rule

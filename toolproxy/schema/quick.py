@@ -158,9 +158,10 @@ class _Compiler:
             return _never
         if type(schema) is not dict or depth > 64:
             raise _Outside
-        if len(schema) == 1 and type(schema.get("type")) is str:  # {"type": "string"}: most
-            test = TYPE_TESTS.get(schema["type"])  # leaves are one type; what the loop gives
-            if test is not None:
+        kind = schema.get("type")
+        if type(kind) is str and len(schema) <= 3 and _plain_leaf(schema):
+            test = TYPE_TESTS.get(kind)  # most leaves are one type, maybe described: what
+            if test is not None:  # the loop below gives them, found sooner
                 return test
         checks: list[Accept] = []
         choices = shaped = False
@@ -231,13 +232,24 @@ class _Compiler:
         required = schema.get("required", [])
         if type(props) is not dict or type(required) is not list:
             raise _Outside
-        if any(type(r) is not str for r in required) or len(set(required)) != len(required):
+        for r in required:
+            if type(r) is not str:
+                raise _Outside
+        if len(set(required)) != len(required):
             raise _Outside
         checks = {name: self.node(sub, depth + 1) for name, sub in props.items()}
         extra: Accept = _always
         if "additionalProperties" in schema:
             extra = self.node(schema["additionalProperties"], depth + 1)
         return _object(checks, tuple(required), extra)
+
+
+def _plain_leaf(schema: dict[str, Any]) -> bool:
+    """Only `type` and text annotations (`description`, `title`)?"""
+    for key, value in schema.items():
+        if key != "type" and not ((key == "description" or key == "title") and type(value) is str):
+            return False
+    return True
 
 
 def _all(checks: list[Accept]) -> Accept:
