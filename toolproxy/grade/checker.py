@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Final
 
 from toolproxy.grade.grades import ArgGrade, CallGrade, CaseGrade
 from toolproxy.grade.labels import Label, first_label
@@ -65,9 +65,9 @@ Grader = Callable[[Case, Observation], CaseGrade]
 Compiler = Callable[[Any], CompiledSchema]
 ServerTool = tuple[str, str, Any]
 
-EXTRA = "extra call to an expected tool"
-INCOMPLETE_FINISH = frozenset({"length", "max_tokens", "max_output_tokens", "incomplete"})
-_PLAIN_KINDS = frozenset({"exact", "any_of", "enum"})  # `matches` says what `match` would
+EXTRA: Final = "extra call to an expected tool"
+INCOMPLETE_FINISH: Final = frozenset({"length", "max_tokens", "max_output_tokens", "incomplete"})
+_PLAIN_KINDS: Final = frozenset({"exact", "any_of", "enum"})  # `matches` says what `match` would
 
 
 def make_grader(judge: Judge | None = None, server_tools: Sequence[ServerTool] = ()) -> Grader:

@@ -19,7 +19,7 @@ text is a prefix of valid JSON, so the label is `truncation`, not `malformed_jso
 
 from __future__ import annotations
 
-from typing import Literal, get_args
+from typing import Final, Literal, get_args
 
 Label = Literal[
     "no_call",
@@ -58,7 +58,7 @@ DEFINITIONS: dict[str, str] = {
 }
 
 # The Literal above is written in precedence order; this is that order as data.
-PRECEDENCE: tuple[Label, ...] = get_args(Label)
+PRECEDENCE: Final[tuple[Label, ...]] = get_args(Label)
 
 Stage = Literal["selection", "parse", "schema", "semantic"]
 

@@ -35,7 +35,7 @@ import unicodedata
 from collections.abc import Callable, Sequence
 from datetime import date, datetime
 from functools import lru_cache
-from typing import Any
+from typing import Any, Final
 
 from toolproxy.grade.model import Matcher
 
@@ -78,7 +78,7 @@ def _scalar_equal(a: Any, b: Any) -> bool:
     return type(a) is type(b) and bool(a == b)
 
 
-_PLAIN = frozenset({str, int, float})
+_PLAIN: Final = frozenset({str, int, float})
 
 
 def deep_equal(a: Any, b: Any) -> bool:
@@ -110,7 +110,7 @@ def deep_equal(a: Any, b: Any) -> bool:
     return True
 
 
-DEFAULT_IGNORE = ("case", "whitespace")
+DEFAULT_IGNORE: Final = ("case", "whitespace")
 
 
 def normalize_text(value: str, ignore: Sequence[str] = DEFAULT_IGNORE) -> str:
@@ -260,7 +260,7 @@ def _any(matcher: Matcher, value: Any) -> MatchResult:
     return True, None
 
 
-_MATCHERS: dict[str, Callable[[Matcher, Any], MatchResult]] = {
+_MATCHERS: Final[dict[str, Callable[[Matcher, Any], MatchResult]]] = {
     "exact": _exact,
     "any": _any,
     "any_of": _any_of,

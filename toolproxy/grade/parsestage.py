@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from toolproxy.grade.labels import Label
 from toolproxy.records import ToolCall
@@ -30,13 +30,13 @@ from toolproxy.wire.common import parse_arguments
 ScanStatus = Literal["complete", "prefix", "empty", "error"]
 ErrorKind = Literal["escape", "control", "syntax"]
 
-_WS = " \t\n\r"
-_PLAIN = re.compile(r'[^"\\\x00-\x1f]*')
-_HEX = frozenset("0123456789abcdefABCDEF")
-_SIMPLE_ESCAPES = frozenset('"\\/bfnrt')
-_LITERALS = {"t": "true", "f": "false", "n": "null"}
+_WS: Final = " \t\n\r"
+_PLAIN: Final = re.compile(r'[^"\\\x00-\x1f]*')
+_HEX: Final = frozenset("0123456789abcdefABCDEF")
+_SIMPLE_ESCAPES: Final = frozenset('"\\/bfnrt')
+_LITERALS: Final = {"t": "true", "f": "false", "n": "null"}
 # number DFA: state -> {character class -> next state}; accepting states end a number
-_NUMBER: dict[str, dict[str, str]] = {
+_NUMBER: Final[dict[str, dict[str, str]]] = {
     "start": {"-": "minus", "0": "zero", "d": "int"},
     "minus": {"0": "zero", "d": "int"},
     "zero": {".": "dot", "e": "e"},
@@ -47,8 +47,8 @@ _NUMBER: dict[str, dict[str, str]] = {
     "sign": {"0": "exp", "d": "exp"},
     "exp": {"0": "exp", "d": "exp"},
 }
-_ACCEPTING = frozenset({"zero", "int", "frac", "exp"})
-MAX_ENCODED_DEPTH = 3
+_ACCEPTING: Final = frozenset({"zero", "int", "frac", "exp"})
+MAX_ENCODED_DEPTH: Final = 3
 
 
 @dataclass(frozen=True)

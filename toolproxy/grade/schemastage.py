@@ -18,19 +18,19 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Final
 
 from toolproxy.grade.grades import ArgGrade
 from toolproxy.grade.labels import PRECEDENCE, Bucket, Label
 from toolproxy.grade.matchers import coercions, is_number
 
 Flagged = dict[str, tuple[Label, ArgGrade]]
-MAX_SCHEMA_ERRORS = 50
-MAX_MESSAGE = 300
-WRONG_VALUE_KEYWORDS = frozenset(
+MAX_SCHEMA_ERRORS: Final = 50
+MAX_MESSAGE: Final = 300
+WRONG_VALUE_KEYWORDS: Final = frozenset(
     {"enum", "const", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"}
 )
-_RANK = {label: i for i, label in enumerate(PRECEDENCE)}
+_RANK: Final = {label: i for i, label in enumerate(PRECEDENCE)}
 
 
 def check_schema(

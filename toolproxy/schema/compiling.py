@@ -18,7 +18,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Literal, Protocol
+from typing import Any, Final, Literal, Protocol
 
 import jsonschema
 
@@ -140,15 +140,15 @@ class CompiledSchema:
             return False
 
 
-_BY_KEY: OrderedDict[str, CompiledSchema] = OrderedDict()
+_BY_KEY: Final[OrderedDict[str, CompiledSchema]] = OrderedDict()
 # id(schema) -> (schema, compiled); holding the schema keeps its id from being reused.
-_BY_ID: OrderedDict[int, tuple[Any, CompiledSchema]] = OrderedDict()
-_FORMATS: dict[type, jsonschema.FormatChecker] = {}
-_DATE_TIME = re.compile(
+_BY_ID: Final[OrderedDict[int, tuple[Any, CompiledSchema]]] = OrderedDict()
+_FORMATS: Final[dict[type, jsonschema.FormatChecker]] = {}
+_DATE_TIME: Final = re.compile(
     r"^(\d{4})-(\d\d)-(\d\d)[Tt](\d\d):(\d\d):(\d\d)(?:\.\d+)?(?:[Zz]|([+-])(\d\d):(\d\d))$",
     re.ASCII,
 )
-_TIME = re.compile(r"^(\d\d):(\d\d):(\d\d)(?:\.\d+)?(?:[Zz]|([+-])(\d\d):(\d\d))$", re.ASCII)
+_TIME: Final = re.compile(r"^(\d\d):(\d\d):(\d\d)(?:\.\d+)?(?:[Zz]|([+-])(\d\d):(\d\d))$", re.ASCII)
 
 
 def is_date_time(value: object) -> bool:
@@ -195,8 +195,8 @@ def _format_checker(cls: type) -> jsonschema.FormatChecker:
 
 # schema_hash -> None (valid against its metaschema) or why it is unusable: verdicts a
 # capture stored (`remember_verdicts`), and those reached here since (`new_verdicts`).
-_VERDICTS: dict[str, str | None] = {}
-_NEW: dict[str, str | None] = {}
+_VERDICTS: Final[dict[str, str | None]] = {}
+_NEW: Final[dict[str, str | None]] = {}
 
 
 def remember_verdicts(verdicts: Mapping[str, str | None]) -> None:
@@ -268,7 +268,7 @@ def cache_room(schemas: int) -> Iterator[None]:
 
 
 # id(schema) -> (schema, its schema_hash) for schemas whose hash the capture already holds
-_KEYS: OrderedDict[int, tuple[Any, str]] = OrderedDict()
+_KEYS: Final[OrderedDict[int, tuple[Any, str]]] = OrderedDict()
 KEYS_SIZE = 1 << 17
 
 

@@ -33,15 +33,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Final
 
 Accept = Callable[[Any], bool]
 
-DRAFT_2020_12 = (
+DRAFT_2020_12: Final = (
     "https://json-schema.org/draft/2020-12/schema",
     "https://json-schema.org/draft/2020-12/schema#",
 )
-ANNOTATIONS: dict[str, Callable[[Any], bool]] = {
+ANNOTATIONS: Final[dict[str, Callable[[Any], bool]]] = {
     "title": lambda v: isinstance(v, str),
     "description": lambda v: isinstance(v, str),
     "$comment": lambda v: isinstance(v, str),
@@ -51,7 +51,7 @@ ANNOTATIONS: dict[str, Callable[[Any], bool]] = {
     "readOnly": lambda v: isinstance(v, bool),
     "writeOnly": lambda v: isinstance(v, bool),
 }
-HANDLED = frozenset(
+HANDLED: Final = frozenset(
     {
         "type", "properties", "required", "additionalProperties", "items", "enum", "const",
         "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "minLength", "maxLength",
@@ -60,7 +60,7 @@ HANDLED = frozenset(
 )  # fmt: skip
 # Every keyword the Draft 2020-12 metaschema or validator knows; one not handled above
 # puts the schema outside the quick path.
-KNOWN = HANDLED | frozenset(ANNOTATIONS) | frozenset(
+KNOWN: Final = HANDLED | frozenset(ANNOTATIONS) | frozenset(
     {
         "$id", "$ref", "$anchor", "$dynamicRef", "$dynamicAnchor", "$vocabulary", "$defs",
         "definitions", "dependencies", "$recursiveRef", "$recursiveAnchor", "prefixItems",
@@ -95,7 +95,7 @@ def _is_number(v: Any) -> bool:
     return t is int or t is float
 
 
-TYPE_TESTS: dict[str, Callable[[Any], bool]] = {
+TYPE_TESTS: Final[dict[str, Callable[[Any], bool]]] = {
     "string": lambda v: type(v) is str,
     "integer": _is_int,
     "number": _is_number,
@@ -104,8 +104,8 @@ TYPE_TESTS: dict[str, Callable[[Any], bool]] = {
     "array": lambda v: type(v) is list,
     "null": lambda v: v is None,
 }
-TYPE_NAMES = frozenset(TYPE_TESTS)
-_SCALARS = {str: "s", bool: "b", int: "n", float: "n", type(None): "0"}
+TYPE_NAMES: Final = frozenset(TYPE_TESTS)
+_SCALARS: Final = {str: "s", bool: "b", int: "n", float: "n", type(None): "0"}
 
 
 def _scalar_key(v: Any) -> tuple[str, Any] | None:
@@ -134,9 +134,9 @@ def _count(v: Any) -> bool:
     return type(v) is int and v >= 0
 
 
-_REF = re.compile(r"#/\$defs/([A-Za-z0-9_.-]+)")
-_OBJECT_KEYS = frozenset({"properties", "required", "additionalProperties"})
-_BOUNDS = frozenset(
+_REF: Final = re.compile(r"#/\$defs/([A-Za-z0-9_.-]+)")
+_OBJECT_KEYS: Final = frozenset({"properties", "required", "additionalProperties"})
+_BOUNDS: Final = frozenset(
     {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "minLength", "maxLength",
      "minItems", "maxItems"}
 )  # fmt: skip
@@ -364,6 +364,8 @@ def _format(name: Any, conforms: Callable[[Any, str], bool]) -> Accept:
 
 
 def _object(checks: dict[str, Accept], needed: tuple[str, ...], extra: Accept) -> Accept:
+    always = _always  # a closure's own: no module lookup per property
+
     def accept(v: Any) -> bool:
         if type(v) is not dict:
             return not isinstance(v, dict)  # a dict subclass: let jsonschema decide
@@ -372,7 +374,7 @@ def _object(checks: dict[str, Accept], needed: tuple[str, ...], extra: Accept) -
                 return False
         for name, value in v.items():
             check = checks.get(name, extra)
-            if check is not _always and not check(value):
+            if check is not always and not check(value):
                 return False
         return True
 

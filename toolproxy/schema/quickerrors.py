@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, Final
 
 import jsonschema
 from jsonschema._utils import equal, extras_msg, find_additional_properties
@@ -27,9 +27,10 @@ from jsonschema.exceptions import FormatError, ValidationError
 
 from toolproxy.schema.quick import TYPE_TESTS
 
-TYPES = jsonschema.Draft202012Validator.TYPE_CHECKER
-_UNSET: Any = object()  # a field the keyword left for `descend` to fill (jsonschema's `_set`)
-_JSON_NAME = re.compile("^[a-zA-Z][a-zA-Z0-9_]*$")  # jsonschema's json_path rule
+TYPES: Final = jsonschema.Draft202012Validator.TYPE_CHECKER
+# a field the keyword left for `descend` to fill (jsonschema's `_set`)
+_UNSET: Final[Any] = object()
+_JSON_NAME: Final = re.compile("^[a-zA-Z][a-zA-Z0-9_]*$")  # jsonschema's json_path rule
 Errors = list["QuickError"]
 
 
@@ -270,7 +271,7 @@ def _ref(walk: _Walk, ref: str, instance: Any, schema: Any, out: Errors) -> None
     walk.descend(instance, walk.root["$defs"][name], out)
 
 
-KEYWORDS: dict[str, Keyword] = {
+KEYWORDS: Final[dict[str, Keyword]] = {
     "type": _type,
     "properties": _properties,
     "required": _required,

@@ -24,14 +24,14 @@ import hashlib
 import json
 import math
 import re
-from typing import Any
+from typing import Any, Final
 
 import orjson
 
-_LONG_NUMBER = re.compile(r"[0-9]{19}")  # ASCII: JSON numbers are
+_LONG_NUMBER: Final = re.compile(r"[0-9]{19}")  # ASCII: JSON numbers are
 
 
-SLOW = object()  # `fast_loads`: "read this one with the json module"
+SLOW: Final = object()  # `fast_loads`: "read this one with the json module"
 
 
 def fast_loads(text: str) -> Any:

@@ -17,9 +17,10 @@ server. Drift, linking, schema checks, grading and replay all use this one rule.
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable
+from typing import Final
 
-SEPARATORS = ("__", ".", "_", "-", "/", ":")
-MARKER = "mcp__"
+SEPARATORS: Final = ("__", ".", "_", "-", "/", ":")
+MARKER: Final = "mcp__"
 
 
 def _prefixes(server: str) -> list[str]:
