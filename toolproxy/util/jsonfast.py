@@ -15,7 +15,8 @@ before). Duplicate keys: both keep the last value.
 UTF-8 as is), from orjson when it writes the json module's very text: for values of dicts
 with string keys, lists, strings, integers, booleans and None (orjson writes some floats
 its own way, 1e-06 as 1e-6; integers beyond 64 bits and lone surrogates it refuses). A tool
-schema is written 1.9x faster (8.8 against 16.9 µs, the check included). Pure.
+schema of BFCL's (374 characters on average) is written in 3.4 µs against the json
+module's 10.0 µs, the check included. Pure.
 """
 
 from __future__ import annotations
