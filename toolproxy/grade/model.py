@@ -8,6 +8,7 @@ grades are stored (`grade.rows`) and the metrics read them back.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, Self
 
@@ -48,19 +49,33 @@ class Record:
 
     def model_copy(self, update: dict[str, Any] | None = None) -> Self:
         """A shallow copy with `update` applied, as pydantic's."""
-        return dataclasses.replace(self, **(update or {}))  # type: ignore[type-var]
+        return record_copy(self, update)
 
     @classmethod
     def model_validate(cls, data: Any) -> Self:
         """An instance from a dict as `model_dump` wrote it (unknown keys ignored)."""
-        if isinstance(data, cls):
-            return data
-        names = cls.__dataclass_fields__  # type: ignore[attr-defined]
-        return cls(**{k: cls._field(k, v) for k, v in dict(data).items() if k in names})
+        return record_from(cls, data, cls._field)
 
     @classmethod
     def _field(cls, name: str, value: Any) -> Any:
         return value
+
+
+def record_copy(record: Any, update: dict[str, Any] | None) -> Any:
+    """A dataclass record's shallow copy with `update` applied (pydantic's `model_copy`)."""
+    return dataclasses.replace(record, **(update or {}))
+
+
+def record_from(cls: Any, data: Any, convert: Callable[[str, Any], Any] | None = None) -> Any:
+    """A dataclass record of `cls` from a dict as `model_dump` wrote it, unknown keys ignored
+    (pydantic's `model_validate`); `convert(name, value)` builds a nested value."""
+    if isinstance(data, cls):
+        return data
+    names = cls.__dataclass_fields__
+    items = dict(data).items()
+    if convert is None:
+        return cls(**{k: v for k, v in items if k in names})
+    return cls(**{k: convert(k, v) for k, v in items if k in names})
 
 
 def _dumped(value: Any, mode: str) -> Any:

@@ -8,9 +8,10 @@ class keeps no `X | None` annotations.
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from typing import Any, Self
+
+from toolproxy.grade.model import record_copy, record_from
 
 
 class _Row:
@@ -26,15 +27,12 @@ class _Row:
 
     def model_copy(self, update: dict[str, Any] | None = None) -> Self:
         """A shallow copy with `update` applied, as pydantic's."""
-        return dataclasses.replace(self, **(update or {}))  # type: ignore[type-var]
+        return record_copy(self, update)
 
     @classmethod
     def model_validate(cls, data: Any) -> Self:
         """A row from a dict as `model_dump` wrote it (unknown keys ignored)."""
-        if isinstance(data, cls):
-            return data
-        names = cls.__dataclass_fields__  # type: ignore[attr-defined]
-        return cls(**{k: v for k, v in dict(data).items() if k in names})
+        return record_from(cls, data)
 
 
 @dataclass(slots=True, kw_only=True)
