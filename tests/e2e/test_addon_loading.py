@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
@@ -37,12 +38,12 @@ def finish(proc, out):
     return text
 
 
-def wait_for(out, needle, timeout=30.0):
+def wait_for(out, needle, timeout=30.0, count=1):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         out.seek(0)
         text = out.read().decode(errors="replace")
-        if needle in text:
+        if text.count(needle) >= count:
             return text
         time.sleep(0.05)
     raise AssertionError(f"{needle!r} not in output:\n{text}")
@@ -78,11 +79,11 @@ def test_plain_mitmdump_s_listens_on_loopback_and_records(upstream, tmp_path):
         tmp_path,
     )
     try:
-        text = wait_for(out, "listening at")
-        assert f"listening at 127.0.0.1:{port}" in text  # not *:PORT as bare mitmdump
-        deadline = time.monotonic() + 10
-        while listening_addresses(port) != {"0100007F"} and time.monotonic() < deadline:
-            time.sleep(0.05)
+        # not *:PORT as bare mitmdump; mitmdump may bind before the script has loaded (a
+        # race inside mitmproxy), and then the addon rebinds and says so
+        text = wait_for(out, f"listening at 127.0.0.1:{port}")
+        if f"listening at *:{port}" in text:
+            assert f"rebound *:{port} to 127.0.0.1:{port}" in text
         assert listening_addresses(port) == {"0100007F"}  # 127.0.0.1 only
         httpx.post(
             f"http://127.0.0.1:{port}/v1/chat/completions", json={"model": "m", "messages": []}
@@ -133,3 +134,88 @@ def test_a_clean_log_is_judged_by_our_files_not_by_the_checkout_folder_name():
     broken = f'Addon error: boom\nTraceback (most recent call last):\n  File "{addon}", line 3'
     with pytest.raises(AssertionError):
         assert_clean(broken.replace("Addon error: boom\n", ""))
+
+
+LATE_LOADER = '''
+from mitmproxy import ctx
+
+class LoadLater:
+    """Adds toolproxy's script once mitmproxy is running: its servers are bound already."""
+
+    def running(self):
+        ctx.options.update(scripts=[*ctx.options.scripts, {script!r}])
+
+addons = [LoadLater()]
+'''
+
+
+def test_an_addon_loaded_after_the_bind_rebinds_to_loopback_and_says_so(upstream, tmp_path):
+    # the shape CI hit: mitmdump bound *:PORT before our script had set listen_host
+    first = tmp_path / "load_later.py"
+    first.write_text(LATE_LOADER.format(script=str(ADDON_SCRIPT)))
+    port = free_port()
+    capture = tmp_path / "cap"
+    proc, out = start(
+        [
+            str(BIN / "mitmdump"),
+            "-s",
+            str(first),
+            "--mode",
+            f"reverse:{upstream.url}",
+            "--listen-port",
+            str(port),
+            "--set",
+            f"toolproxy_capture={capture}",
+        ],
+        tmp_path,
+    )
+    try:
+        text = wait_for(out, f"listening at 127.0.0.1:{port}")
+        assert f"listening at *:{port}" in text  # bound wide first: the shape under test
+        assert f"rebound *:{port} to 127.0.0.1:{port}" in text
+        assert listening_addresses(port) == {"0100007F"}
+        httpx.post(
+            f"http://127.0.0.1:{port}/v1/chat/completions", json={"model": "m", "messages": []}
+        ).raise_for_status()
+        assert wait_rows(capture, "SELECT wire_format FROM exchanges", 1) == [("openai_chat",)]
+    finally:
+        text = finish(proc, out)
+    assert_clean(text)
+
+
+def test_the_script_reloads_when_its_file_changes_and_recording_goes_on(upstream, tmp_path):
+    # mitmdump -s watches the script: an edit reloads it into the running proxy
+    script = tmp_path / "toolproxy_capture.py"
+    script.write_text(ADDON_SCRIPT.read_text())
+    port = free_port()
+    capture = tmp_path / "cap"
+    proc, out = start(
+        [
+            str(BIN / "mitmdump"),
+            "-s",
+            str(script),
+            "--mode",
+            f"reverse:{upstream.url}",
+            "--listen-port",
+            str(port),
+            "--set",
+            f"toolproxy_capture={capture}",
+        ],
+        tmp_path,
+    )
+    try:
+        wait_for(out, f"listening at 127.0.0.1:{port}")
+        url = f"http://127.0.0.1:{port}/v1/chat/completions"
+        httpx.post(url, json={"model": "m", "messages": []}).raise_for_status()
+        wait_rows(capture, "SELECT wire_format FROM exchanges", 1)
+        for edits in (1, 2):  # a reload that failed would end the watching: edit twice
+            later = script.stat().st_mtime + 5
+            os.utime(script, (later, later))
+            wait_for(out, "recording into", count=1 + edits)
+            httpx.post(url, json={"model": "m", "messages": []}).raise_for_status()
+            got = wait_rows(capture, "SELECT wire_format FROM exchanges", 1 + edits)
+            assert len(got) == 1 + edits
+        assert listening_addresses(port) == {"0100007F"}
+    finally:
+        text = finish(proc, out)
+    assert_clean(text)

@@ -20,6 +20,7 @@ from mitmproxy import connection, ctx, exceptions, http
 from mitmproxy.proxy import server_hooks
 
 from toolproxy.capture import lifeline
+from toolproxy.capture.loopback import rebind_wide
 from toolproxy.capture.recorder import Recorder
 from toolproxy.capture.session import RETRY_WINDOW_S
 from toolproxy.capture.tap import BodyTap, RawExchange
@@ -56,6 +57,7 @@ class ToolproxyAddon:
         self._config: tuple[object, ...] | None = None
         self.hook_errors = 0
         self._loopback = False
+        self._rebind: asyncio.Task[int] | None = None
         # client id -> (client, server, when) of upstream connections that failed
         self._connect_failures: dict[str, tuple[connection.Client, connection.Server, float]] = {}
         self._inflight: dict[str, http.HTTPFlow] = {}  # flow id -> flow not yet submitted
@@ -174,25 +176,20 @@ class ToolproxyAddon:
         self._config = config
         self._start_recorder(capture)
 
-    async def running(self) -> None:
+    def running(self) -> None:
         """Rebind servers that mitmproxy started on all interfaces before this addon loaded.
 
-        mitmdump starts listening concurrently with loading `-s` scripts, so the loopback
-        default set in configure() can come too late for the first bind: restart those.
+        Called from an event loop, also synchronously when the script loads into a running
+        mitmproxy (or reloads), so the rebind runs as a task.
         """
         if not self._loopback:
             return
         self._loopback = False
         proxyserver = ctx.master.addons.get("proxyserver")
-        if proxyserver is None:
-            return
-        while proxyserver.servers.is_updating:
-            await asyncio.sleep(0.01)
-        for server in list(proxyserver.servers):
-            if server.is_running and server.mode.custom_listen_host is None:
-                if any(addr[0] in ("", "0.0.0.0", "::") for addr in server.listen_addrs):
-                    await server.stop()
-                    await server.start()
+        if proxyserver is not None:
+            self._rebind = asyncio.get_running_loop().create_task(
+                rebind_wide(proxyserver.servers, log.warning)
+            )
 
     def _start_recorder(self, capture: Path) -> None:
         from toolproxy.store import init_capture  # the catalog; proxies then write segments only
