@@ -5,10 +5,11 @@ A metric here is a ratio of sums over cases (`per_case`): pass_rate = passed / g
 selection_accuracy = correct / graded, hallucination_rate = hallucinated / graded args,
 omission_rate, format_error_rate likewise, cost_per_case = dollars / priced cases. Only
 the cases both runs hold (by case id) count, so both sides are measured on the same
-cases. The bootstrap draws those case ids with replacement ROUNDS times (seeded: the same
-report gives the same verdict), computes candidate - baseline on each draw, and takes the
-central 95 % of the differences as the interval. Better: the interval lies wholly on the
-metric's good side of 0; worse: wholly on the bad side; otherwise not significantly
+cases. The bootstrap draws those cases with replacement ROUNDS times (seeded: the same
+report gives the same verdict; `grade.bootstrap` draws counts of distinct cases, so a draw
+costs the same on 500 cases as on 500,000), computes candidate - baseline on each draw,
+and takes the central 95 % of the differences as the interval. Better: the interval lies
+wholly on the metric's good side of 0; worse: wholly on the bad side; otherwise not significantly
 different (so +2 points on 40 cases is usually not a win). Fewer than MIN_CASES shared
 cases: no verdict.
 """
@@ -21,6 +22,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from toolproxy.grade.bootstrap import differences
 from toolproxy.grade.metrics import SPECS, CaseRecord
 
 ROUNDS = 2000
@@ -92,12 +94,12 @@ def compare(
             verdict="no verdict",
         )  # fmt: skip
     rng = random.Random(f"{seed}:{run}:{metric}")
-    diffs = []
-    for _ in range(rounds):
-        draw = rng.choices(ids, k=len(ids))
-        db, dv = _ratio([base[i] for i in draw]), _ratio([cand[i] for i in draw])
-        if db is not None and dv is not None:
-            diffs.append(dv - db)
+    diffs = differences([(*base[i], *cand[i]) for i in ids], rounds, rng)
+    if not diffs:  # every draw had a zero denominator
+        return MetricVerdict(
+            run=run, metric=metric, cases=len(ids), baseline=b, value=v, delta=v - b,
+            low=None, high=None, verdict="no verdict",
+        )  # fmt: skip
     diffs.sort()
     tail = (1 - LEVEL) / 2
     low = diffs[int(tail * (len(diffs) - 1))]
