@@ -340,3 +340,13 @@ def test_odd_shapes_never_crash():
     assert chat.messages == [{"role": "user", "content": ""}]
     assert chat.notes == ["messages[0]: dropped a non-object message"]
     assert to_chat("openai_chat", None, None, [], None).messages == []
+
+
+def test_chat_messages_are_copied_unless_the_caller_hands_them_over():
+    calls = [{"id": "c1", "type": "function", "function": {"name": "t", "arguments": "{}"}}]
+    messages = [{"role": "assistant", "content": None, "tool_calls": calls}]
+    copied = to_chat("openai_chat", messages, None, [], None)
+    copied.messages[0]["tool_calls"][0]["function"]["arguments"] = '{"a": 1}'
+    assert calls[0]["function"]["arguments"] == "{}"
+    handed = to_chat("openai_chat", messages, None, [], None, owned=True)
+    assert handed.messages[0]["tool_calls"] is calls  # not copied again

@@ -307,16 +307,23 @@ def to_chat(
     system: str | None,
     tools_offered_rows: list[dict[str, Any]],
     params: dict[str, Any] | None,
+    *,
+    owned: bool = False,
 ) -> ChatRequest:
     """One recorded request as Chat Completions (rules in the module docstring).
 
     `messages` is `exchanges.messages` decoded (Responses: the `input`, a list or a string),
     `system` the recorded system text, `tools_offered_rows` the exchange's `tools_offered`
     rows with `parameters` decoded, `params` `exchanges.request_params` decoded. An unknown
-    wire format is a `ValueError` (only model turns are converted)."""
+    wire format is a `ValueError` (only model turns are converted). Chat messages are
+    copied, so the request can be changed without touching `messages`; `owned`: the caller
+    hands `messages` over (decoded for this call alone) and they are used as they are."""
     notes: list[str] = []
     if wire_format == "openai_chat":
-        chat = copy.deepcopy(messages) if isinstance(messages, list) else []
+        if not isinstance(messages, list):
+            chat = []
+        else:
+            chat = messages if owned else copy.deepcopy(messages)
     elif wire_format == "openai_responses":
         chat = _responses_messages(messages, notes)
     elif wire_format == "anthropic_messages":

@@ -165,6 +165,7 @@ def _convert(row: ModelTurn, offered: list[dict[str, Any]], notes: Counter[str])
         row.system,
         offered,
         decoded(row.request_params),
+        owned=True,  # decoded here, for this conversion alone
     )
     notes.update(set(chat.notes))
     return chat
