@@ -423,6 +423,18 @@ def test_cases(recorded):
     assert plan_from_cases(cases[2:3], None)[0].item_id == "own"
 
 
+def test_cases_that_replay_the_same_exchange_are_items_of_their_own(recorded):
+    ex = _ids(recorded, "chat-loop")[0][0]
+    cases = [Case(id="first", exchange_id=ex), Case(id="second", exchange_id=ex)]
+    plan = plan_from_cases(cases, recorded)
+    assert [(i.item_id, i.case_id, i.kind) for i in plan] == [
+        ("first", "first", "case"),
+        ("second", "second", "case"),
+    ]
+    assert plan[0] is not plan[1]
+    assert plan[0].steps[0].exchange_id == plan[1].steps[0].exchange_id == ex
+
+
 def test_cases_that_cannot_be_planned():
     with pytest.raises(UserError, match="need a capture"):
         plan_from_cases([Case(id="x", exchange_id="e")], None)

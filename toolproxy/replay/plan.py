@@ -297,15 +297,18 @@ def plan_from_cases(cases: Sequence[Case], capture: Path | None) -> Plan:
         recorded = plan_from_capture(capture, PlanFilters(exchanges=wanted, per="exchange"))
         plan.notes, plan.skipped = recorded.notes, recorded.skipped
     by_id = {item.item_id: item for item in recorded}
+    uses = Counter(c.exchange_id for c in cases if c.exchange_id)
     for case in cases:
         if case.exchange_id:
             found = by_id.get(case.exchange_id)
             if found is None:
                 plan.skipped["case_exchange_missing_or_unusable"] += 1
                 continue
-            plan.append(
-                found.model_copy(update={"item_id": case.id, "kind": "case", "case_id": case.id})
-            )
+            uses[case.exchange_id] -= 1
+            if uses[case.exchange_id]:  # another case replays this exchange too: a copy
+                found = found.model_copy()
+            found.item_id, found.kind, found.case_id = case.id, "case", case.id
+            plan.append(found)
             continue
         fmt = case.wire_format or "openai_chat"
         if fmt not in _PARSERS:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
 from typing import Any
 
 from toolproxy.store.catalog import SESSION_CALLS, SESSION_COLUMNS
@@ -242,9 +241,8 @@ def details(r: Reader, exchange_ids: list[str]) -> list[ExchangeDetail]:
 def tool_calls(r: Reader, exchange_ids: list[str]) -> list[CallRow]:
     """The calls of these exchanges, by exchange then index."""
     return [
-        replace(c, arguments=decoded(c.arguments))
-        for c in r.typed(
-            CallRow,
+        CallRow(eid, sid, index, call_id, name, raw, decoded(arguments), error)
+        for eid, sid, index, call_id, name, raw, arguments, error in r.rows(
             "SELECT exchange_id, session_id, index, call_id, name, arguments_raw, arguments, "
             f"parse_error FROM tool_calls WHERE {in_ids('exchange_id', 'ids')} "
             'ORDER BY exchange_id, "index"',
