@@ -29,6 +29,22 @@ def start(argv, tmp_path):
     return proc, out
 
 
+def mitmdump(script, upstream, port, capture, tmp_path):
+    """`mitmdump -s SCRIPT` as a user runs it: reverse proxy to `upstream`, no listen host."""
+    argv = [str(BIN / "mitmdump"), "-s", str(script), "--mode", f"reverse:{upstream.url}"]
+    argv += ["--listen-port", str(port), "--set", f"toolproxy_capture={capture}"]
+    return start(argv, tmp_path)
+
+
+def assert_records_a_call(port, capture, recorded=1):
+    """A Chat Completions call through the proxy is answered and lands in the capture."""
+    httpx.post(
+        f"http://127.0.0.1:{port}/v1/chat/completions", json={"model": "m", "messages": []}
+    ).raise_for_status()
+    got = wait_rows(capture, "SELECT wire_format FROM exchanges", recorded)
+    assert got == [("openai_chat",)] * recorded
+
+
 def finish(proc, out):
     proc.terminate()
     proc.wait(20)
@@ -64,20 +80,7 @@ def listening_addresses(port: int) -> set[str]:
 def test_plain_mitmdump_s_listens_on_loopback_and_records(upstream, tmp_path):
     port = free_port()
     capture = tmp_path / "cap"
-    proc, out = start(
-        [
-            str(BIN / "mitmdump"),
-            "-s",
-            str(ADDON_SCRIPT),
-            "--mode",
-            f"reverse:{upstream.url}",
-            "--listen-port",
-            str(port),
-            "--set",
-            f"toolproxy_capture={capture}",
-        ],
-        tmp_path,
-    )
+    proc, out = mitmdump(ADDON_SCRIPT, upstream, port, capture, tmp_path)
     try:
         # not *:PORT as bare mitmdump; mitmdump may bind before the script has loaded (a
         # race inside mitmproxy), and then the addon rebinds and says so
@@ -85,10 +88,7 @@ def test_plain_mitmdump_s_listens_on_loopback_and_records(upstream, tmp_path):
         if f"listening at *:{port}" in text:
             assert f"rebound *:{port} to 127.0.0.1:{port}" in text
         assert listening_addresses(port) == {"0100007F"}  # 127.0.0.1 only
-        httpx.post(
-            f"http://127.0.0.1:{port}/v1/chat/completions", json={"model": "m", "messages": []}
-        ).raise_for_status()
-        assert wait_rows(capture, "SELECT wire_format FROM exchanges", 1) == [("openai_chat",)]
+        assert_records_a_call(port, capture)
     finally:
         finish(proc, out)
 
@@ -117,10 +117,7 @@ def test_mitmweb_loads_the_addon_and_records(upstream, tmp_path):
     try:
         wait_listening("127.0.0.1", port, proc)
         wait_for(out, "listening at")
-        httpx.post(
-            f"http://127.0.0.1:{port}/v1/chat/completions", json={"model": "m", "messages": []}
-        ).raise_for_status()
-        assert wait_rows(capture, "SELECT wire_format FROM exchanges", 1) == [("openai_chat",)]
+        assert_records_a_call(port, capture)
     finally:
         text = finish(proc, out)
     assert_clean(text)
@@ -155,29 +152,13 @@ def test_an_addon_loaded_after_the_bind_rebinds_to_loopback_and_says_so(upstream
     first.write_text(LATE_LOADER.format(script=str(ADDON_SCRIPT)))
     port = free_port()
     capture = tmp_path / "cap"
-    proc, out = start(
-        [
-            str(BIN / "mitmdump"),
-            "-s",
-            str(first),
-            "--mode",
-            f"reverse:{upstream.url}",
-            "--listen-port",
-            str(port),
-            "--set",
-            f"toolproxy_capture={capture}",
-        ],
-        tmp_path,
-    )
+    proc, out = mitmdump(first, upstream, port, capture, tmp_path)
     try:
         text = wait_for(out, f"listening at 127.0.0.1:{port}")
         assert f"listening at *:{port}" in text  # bound wide first: the shape under test
         assert f"rebound *:{port} to 127.0.0.1:{port}" in text
         assert listening_addresses(port) == {"0100007F"}
-        httpx.post(
-            f"http://127.0.0.1:{port}/v1/chat/completions", json={"model": "m", "messages": []}
-        ).raise_for_status()
-        assert wait_rows(capture, "SELECT wire_format FROM exchanges", 1) == [("openai_chat",)]
+        assert_records_a_call(port, capture)
     finally:
         text = finish(proc, out)
     assert_clean(text)
@@ -189,32 +170,15 @@ def test_the_script_reloads_when_its_file_changes_and_recording_goes_on(upstream
     script.write_text(ADDON_SCRIPT.read_text())
     port = free_port()
     capture = tmp_path / "cap"
-    proc, out = start(
-        [
-            str(BIN / "mitmdump"),
-            "-s",
-            str(script),
-            "--mode",
-            f"reverse:{upstream.url}",
-            "--listen-port",
-            str(port),
-            "--set",
-            f"toolproxy_capture={capture}",
-        ],
-        tmp_path,
-    )
+    proc, out = mitmdump(script, upstream, port, capture, tmp_path)
     try:
         wait_for(out, f"listening at 127.0.0.1:{port}")
-        url = f"http://127.0.0.1:{port}/v1/chat/completions"
-        httpx.post(url, json={"model": "m", "messages": []}).raise_for_status()
-        wait_rows(capture, "SELECT wire_format FROM exchanges", 1)
+        assert_records_a_call(port, capture)
         for edits in (1, 2):  # a reload that failed would end the watching: edit twice
             later = script.stat().st_mtime + 5
             os.utime(script, (later, later))
             wait_for(out, "recording into", count=1 + edits)
-            httpx.post(url, json={"model": "m", "messages": []}).raise_for_status()
-            got = wait_rows(capture, "SELECT wire_format FROM exchanges", 1 + edits)
-            assert len(got) == 1 + edits
+            assert_records_a_call(port, capture, 1 + edits)
         assert listening_addresses(port) == {"0100007F"}
     finally:
         text = finish(proc, out)
