@@ -57,7 +57,7 @@ class ToolproxyAddon:
         self._config: tuple[object, ...] | None = None
         self.hook_errors = 0
         self._loopback = False
-        self._rebind: asyncio.Task[int] | None = None
+        self._rebind: asyncio.Task[int] | None = None  # held: the loop keeps tasks weakly
         # client id -> (client, server, when) of upstream connections that failed
         self._connect_failures: dict[str, tuple[connection.Client, connection.Server, float]] = {}
         self._inflight: dict[str, http.HTTPFlow] = {}  # flow id -> flow not yet submitted

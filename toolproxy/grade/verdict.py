@@ -6,10 +6,11 @@ selection_accuracy = correct / graded, hallucination_rate = hallucinated / grade
 omission_rate, format_error_rate likewise, cost_per_case = dollars / priced cases. Only
 the cases both runs hold (by case id) count, so both sides are measured on the same
 cases. The bootstrap draws those cases with replacement ROUNDS times (seeded: the same
-report gives the same verdict; `grade.bootstrap` draws counts of distinct cases, so a draw
-costs the same on 500 cases as on 500,000), computes candidate - baseline on each draw,
-and takes the central 95 % of the differences as the interval. Better: the interval lies
-wholly on the metric's good side of 0; worse: wholly on the bad side; otherwise not significantly
+report gives the same verdict; `grade.bootstrap` draws counts of distinct cases, so when
+they take few distinct values, as a pass rate's at most 4, a draw costs the same on 500
+cases as on 500,000), computes candidate - baseline on each draw, and takes the central
+95 % of the differences as the interval. Better: the interval lies wholly on the metric's
+good side of 0; worse: wholly on the bad side; otherwise not significantly
 different (so +2 points on 40 cases is usually not a win). Fewer than MIN_CASES shared
 cases: no verdict.
 """
