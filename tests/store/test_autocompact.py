@@ -3,7 +3,7 @@ from pathlib import Path
 
 from tests.store.helpers import exchange_rows
 from toolproxy import store
-from toolproxy.store import compaction
+from toolproxy.store import compaction, files
 from toolproxy.store.autocompact import AutoCompactor
 from toolproxy.store.catalog import pending_dir
 from toolproxy.store.segments import SegmentWriter, list_segments
@@ -63,7 +63,7 @@ def test_many_small_pending_files_are_merged(tmp_path):
 def test_skips_a_round_while_another_process_compacts(tmp_path):
     cap = store.init_capture(tmp_path / "cap", live=True)
     SegmentWriter(cap, "p1").write(exchange_rows(2))
-    with compaction.compaction_lock(cap):
+    with files.compaction_lock(cap):
         assert AutoCompactor(cap, "p1").run_once(force=True) is False
     assert AutoCompactor(cap, "p1").run_once(force=True) is True
 

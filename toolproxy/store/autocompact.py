@@ -16,7 +16,7 @@ from pathlib import Path
 
 import duckdb
 
-from toolproxy.store import compaction
+from toolproxy.store import compaction, files
 from toolproxy.store.segments import SEGMENTS_DIR
 
 EVERY_S = 5.0
@@ -65,10 +65,10 @@ class AutoCompactor:
 
     def run_once(self, force: bool = False) -> bool:
         """One round: compact when due (or `force`). True when it compacted."""
-        files, age = compaction.folder_backlog(self.folder)
-        if not files or (not force and files < self.min_files and age < self.max_age_s):
+        waiting, age = files.folder_backlog(self.folder)
+        if not waiting or (not force and waiting < self.min_files and age < self.max_age_s):
             return False
-        with compaction.compaction_lock(self.root, wait=False) as got:
+        with files.compaction_lock(self.root, wait=False) as got:
             if not got or not (self.root / compaction.LIVE_MARKER).exists():
                 return False  # busy, or the views do not read pending files now
             with duckdb.connect() as con:

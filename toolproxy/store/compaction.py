@@ -15,35 +15,31 @@ Runs DuckDB, like ``store`` (which owns the catalog); the SQL text is in ``catal
   deleted, damaged, or a crash came between a write and its registration) are cached.
 
 Every step is ordered so that a crash between any two operations neither loses nor counts
-twice a row (tests/test_compaction.py walks the crash points). One capture-wide lock,
-``parquet/.compact.lock``, keeps compactors of several processes from overlapping.
+twice a row (tests/store/test_compaction.py walks the crash points). One capture-wide lock,
+``parquet/.compact.lock`` (``files.compaction_lock``), keeps compactors of several processes
+from overlapping.
 """
 
 from __future__ import annotations
 
-import fcntl
 import json
 import math
 import os
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import duckdb
 
 from toolproxy.store import catalog
+from toolproxy.store.files import publish, rel
 from toolproxy.store.segments import (
-    SCHEMA_DIR,
-    SEGMENTS_DIR,
     TABLES,
     fsync_path,
     parse_segment_name,
     write_high_water,
 )
 
-LOCK = ".compact.lock"
 # Present while the catalog's views read pending Parquet files (`store`); a background
 # compactor writes pending files only then, so no row is ever out of every view.
 LIVE_MARKER = f"{catalog.PARQUET_DIR}/{catalog.PENDING_DIR}/.live"
@@ -59,40 +55,6 @@ class FolderStats:
     rows: dict[str, int] = field(default_factory=dict)  # rows written, per table
     deleted: int = 0  # segment files removed
     rejected: list[str] = field(default_factory=list)  # files with unreadable lines
-
-
-def rel(root: Path, path: Path) -> str:
-    """``path`` relative to the capture, as ``compacted_segments`` records it."""
-    return str(path)[len(str(root)) + 1 :]  # cheaper than relative_to for many files
-
-
-@contextmanager
-def file_lock(path: Path, wait: bool = True) -> Iterator[bool]:
-    """Hold an exclusive lock on `path` (created if needed) across processes; yields False
-    (without it) when `wait` is False and another process holds it."""
-    with open(path, "a") as f:
-        try:
-            fcntl.flock(f, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
-        except BlockingIOError:
-            yield False
-            return
-        yield True
-
-
-@contextmanager
-def compaction_lock(root: Path, wait: bool = True) -> Iterator[bool]:
-    """Hold the capture's compaction lock (`file_lock`)."""
-    folder = root / catalog.PARQUET_DIR
-    folder.mkdir(parents=True, exist_ok=True)
-    with file_lock(folder / LOCK, wait) as got:
-        yield got
-
-
-def _publish(tmp: Path, final: Path) -> None:
-    """Make a written file durable and visible in one step."""
-    fsync_path(tmp)
-    os.replace(tmp, final)
-    fsync_path(final.parent)
 
 
 def _files_sql(paths: list[str]) -> str:
@@ -113,7 +75,7 @@ def copy_to_parquet(con: duckdb.DuckDBPyConnection, select: str, final: Path, me
             f"COPY ({select}) TO {catalog.literal(str(tmp))} "
             f"(FORMAT parquet, COMPRESSION zstd{_kv_sql(meta)})"
         ).fetchone()
-        _publish(tmp, final)
+        publish(tmp, final)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
@@ -404,12 +366,6 @@ def adopt(con: duckdb.DuckDBPyConnection, root: Path) -> dict[str, int]:
     return rows
 
 
-def has_pending(root: Path) -> bool:
-    """Whether any pending Parquet file (not a placeholder) exists."""
-    base = root / catalog.PARQUET_DIR / catalog.PENDING_DIR
-    return any(p.name != catalog.PLACEHOLDER for p in base.glob("*/*.parquet"))
-
-
 def held_segments(con: duckdb.DuckDBPyConnection, root: Path) -> set[str]:
     """Segment files (relative) that pending Parquet files already hold."""
     held: set[str] = set()
@@ -418,23 +374,3 @@ def held_segments(con: duckdb.DuckDBPyConnection, root: Path) -> set[str]:
         for f in pending.live():
             held.update(pending.segments.get(f, []))
     return held
-
-
-def segment_folders(root: Path) -> list[Path]:
-    """Every proxy's segment folder."""
-    base = root / SEGMENTS_DIR
-    if not base.is_dir():
-        return []
-    return sorted(p for p in base.iterdir() if p.is_dir() and p.name != SCHEMA_DIR)
-
-
-def folder_backlog(folder: Path) -> tuple[int, float]:
-    """(finished segment files in a proxy folder, age in seconds of the oldest)."""
-    ages = []
-    for p in folder.iterdir() if folder.is_dir() else ():
-        if parse_segment_name(p.name) is not None:
-            try:
-                ages.append(time.time() - p.stat().st_mtime)
-            except FileNotFoundError:
-                continue
-    return len(ages), max(ages, default=0.0)

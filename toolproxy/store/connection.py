@@ -23,7 +23,7 @@ from typing import Any
 import duckdb
 
 from toolproxy.errors import UserError
-from toolproxy.store import catalog, compaction
+from toolproxy.store import catalog, compaction, files
 from toolproxy.store.segments import (
     SCHEMA_DIR,
     SEGMENTS_DIR,
@@ -84,7 +84,7 @@ def _existing_root(path: Path | str) -> Path:
 
 @contextmanager
 def _init_lock(root: Path) -> Iterator[None]:
-    with compaction.file_lock(root / ".init.lock"):
+    with files.file_lock(root / ".init.lock"):
         yield
 
 
@@ -146,7 +146,7 @@ def _is_current(meta: dict[str, str] | None, root: Path, live: bool = False) -> 
 def _live_wanted(root: Path) -> bool:
     """Views must read pending Parquet files: a background compactor may write them (the
     marker is there) or some are there."""
-    return (root / compaction.LIVE_MARKER).exists() or compaction.has_pending(root)
+    return (root / compaction.LIVE_MARKER).exists() or files.has_pending(root)
 
 
 def _ensure_placeholders(root: Path) -> None:
@@ -255,7 +255,7 @@ def init_capture(
             try:
                 con, meta = _open_checked(root, True, busy_timeout_s)
                 with closing(con):
-                    if _is_current(meta, root, live or compaction.has_pending(root)):
+                    if _is_current(meta, root, live or files.has_pending(root)):
                         return root
             except CatalogDamaged:
                 _set_aside(root)
@@ -319,7 +319,7 @@ def open_capture(
             raise NotACapture(f"{root / CATALOG} was never initialised; run init_capture")
         # Pending files with lean views (a compactor of an older release, a lost marker)
         # would be invisible: such a catalog is not current either.
-        if _is_current(meta, root, live=compaction.has_pending(root)):
+        if _is_current(meta, root, live=files.has_pending(root)):
             return con
         if not read_only:
             _migrate(con, root, meta)

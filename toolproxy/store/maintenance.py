@@ -15,7 +15,7 @@ from typing import Any
 
 import duckdb
 
-from toolproxy.store import catalog, compaction, merge
+from toolproxy.store import catalog, compaction, files, merge
 from toolproxy.store.connection import (
     BUSY_TIMEOUT_S,
     CATALOG,
@@ -123,7 +123,7 @@ def compact(
     merged: dict[str, int] = {}
     with (
         closing(open_capture(root, read_only=False, busy_timeout_s=busy_timeout_s)) as con,
-        compaction.compaction_lock(root),
+        files.compaction_lock(root),
     ):
         for source in froms:
             got = merge.merge_from(con, root, source)
@@ -133,7 +133,7 @@ def compact(
         done = {f for (f,) in con.execute("SELECT file FROM compacted_segments").fetchall()}
         skip = done | compaction.held_segments(con, root)
         total = compaction.FolderStats()
-        for folder in compaction.segment_folders(root):
+        for folder in files.segment_folders(root):
             stats = compaction.compact_folder(con, root, folder, skip)
             total.files += stats.files
             total.deleted += stats.deleted
@@ -141,7 +141,7 @@ def compact(
             for table, n in stats.rows.items():
                 total.rows[table] = total.rows.get(table, 0) + n
         compaction.fold(con, root)
-        if not compaction.has_pending(root) and not _running_proxies(con):
+        if not files.has_pending(root) and not _running_proxies(con):
             _go_lean(con, root)
         con.execute("CHECKPOINT")
         stale = [

@@ -34,7 +34,7 @@ from pathlib import Path
 import duckdb
 
 from toolproxy.store import catalog
-from toolproxy.store.compaction import _publish, compaction_lock, rel
+from toolproxy.store.files import compaction_lock, publish, rel
 from toolproxy.store.segments import (
     SCHEMA_DIR,
     SEGMENTS_DIR,
@@ -65,7 +65,7 @@ def _move(src: Path, dest: Path, keep: bool = False) -> None:
                 raise
     tmp = dest.with_name(dest.name + ".tmp")
     shutil.copyfile(src, tmp)
-    _publish(tmp, dest)  # fsynced, renamed into place, the folder fsynced
+    publish(tmp, dest)  # fsynced, renamed into place, the folder fsynced
     if not keep:
         src.unlink()
 

@@ -12,13 +12,13 @@ import duckdb
 
 from toolproxy.errors import UserError
 from toolproxy.store import catalog
-from toolproxy.store.compaction import rel
 from toolproxy.store.connection import (
     QueryError,
     _existing_root,
     _scalar,
     open_capture,
 )
+from toolproxy.store.files import rel
 from toolproxy.store.segments import (
     TABLES,
     list_segments,
