@@ -68,3 +68,13 @@ def test_the_same_seed_gives_the_same_interval() -> None:
     assert (one.low, one.high) == (two.low, two.high)
     other = compare("r", "pass_rate", base, cand, seed=1)
     assert (other.low, other.high) != (one.low, one.high)
+
+
+def test_no_draw_with_a_denominator_gives_no_verdict_instead_of_an_interval() -> None:
+    # one case of five has arguments to grade: a draw can miss it on every round
+    base = {f"c{i}": (0.0, float(i == 0)) for i in range(5)}
+    cand = {f"c{i}": (float(i == 0), float(i == 0)) for i in range(5)}
+    outcomes = {compare("r", "hallucination_rate", base, cand, seed=s, rounds=2).verdict
+                for s in range(60)}  # fmt: skip
+    assert "no verdict" in outcomes  # P(both draws miss c0) = 0.33 ** 2
+    assert outcomes <= {"no verdict", "worse"}
