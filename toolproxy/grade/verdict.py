@@ -88,17 +88,14 @@ def compare(
     ids = sorted(set(base) & set(cand))
     b = _ratio([base[i] for i in ids])
     v = _ratio([cand[i] for i in ids])
-    if len(ids) < MIN_CASES or b is None or v is None:
+    delta = None if b is None or v is None else v - b
+    diffs: list[float] = []
+    if len(ids) >= MIN_CASES and delta is not None:
+        rng = random.Random(f"{seed}:{run}:{metric}")
+        diffs = differences([(*base[i], *cand[i]) for i in ids], rounds, rng)
+    if not diffs:  # too few cases, nothing to divide by, or no draw with a denominator
         return MetricVerdict(
-            run=run, metric=metric, cases=len(ids), baseline=b, value=v,
-            delta=None if b is None or v is None else v - b, low=None, high=None,
-            verdict="no verdict",
-        )  # fmt: skip
-    rng = random.Random(f"{seed}:{run}:{metric}")
-    diffs = differences([(*base[i], *cand[i]) for i in ids], rounds, rng)
-    if not diffs:  # every draw had a zero denominator
-        return MetricVerdict(
-            run=run, metric=metric, cases=len(ids), baseline=b, value=v, delta=v - b,
+            run=run, metric=metric, cases=len(ids), baseline=b, value=v, delta=delta,
             low=None, high=None, verdict="no verdict",
         )  # fmt: skip
     diffs.sort()
@@ -110,7 +107,7 @@ def compare(
     if low > 0 or high < 0:
         verdict = "better" if (low > 0) == good_up else "worse"
     return MetricVerdict(
-        run=run, metric=metric, cases=len(ids), baseline=b, value=v, delta=v - b,
+        run=run, metric=metric, cases=len(ids), baseline=b, value=v, delta=delta,
         low=low, high=high, verdict=verdict,
     )  # fmt: skip
 
