@@ -34,6 +34,10 @@ def same_errors(schema: Any, instance: Any) -> None:
     theirs = list(validator(schema).iter_errors(instance))
     ours = list(iter_errors(schema, instance, CHECKER))
     assert [described(e) for e in ours] == [described(e) for e in theirs], (schema, instance)
+    parts: dict[int, Any] = {}
+    if compile_quick(schema, CONFORMS, parts) is not None:  # passing over proven values
+        skipped = list(iter_errors(schema, instance, CHECKER, parts))
+        assert [described(e) for e in skipped] == [described(e) for e in theirs]
     converted = [e.to_validation_error() for e in ours]
     assert [described(e) for e in converted] == [described(e) for e in theirs]
     if theirs:
@@ -76,3 +80,34 @@ def test_json_paths_of_names_that_need_quoting() -> None:
     same_errors(schema, {n: {"x y": "not a number"} for n in names})
     paths = [e.json_path for e in iter_errors(schema, {"it's": {"x y": 1.5}}, CHECKER)]
     assert paths == ["$['it\\'s']['x y']"]
+
+
+def test_the_walk_passes_over_values_their_subschema_proves_valid() -> None:
+    parts: dict[int, Any] = {}
+    assert compile_quick(TOOL, CONFORMS, parts) is not None
+    props, filters = TOOL["properties"], TOOL["$defs"]["Filter"]["properties"]
+    assert set(parts) == {id(props), id(filters)} and list(parts[id(props)]) == list(props)
+    asked: list[Any] = []
+
+    def spy(accept: Any) -> Any:
+        return lambda value: asked.append(value) or accept(value)
+
+    watched = {key: {n: spy(a) for n, a in accepts.items()} for key, accepts in parts.items()}
+    value = {"city": "Oslo", "days": 0, "tags": ["a", 2]}
+    errors = list(iter_errors(TOOL, value, CHECKER, watched))
+    assert asked == ["Oslo", 0, ["a", 2]]  # each asked once; only days and tags walked
+    assert [described(e) for e in errors] == [
+        described(e) for e in validator(TOOL).iter_errors(value)
+    ]
+
+
+def test_an_accept_that_raises_is_walked_instead() -> None:
+    def broken(value: Any) -> bool:
+        raise ValueError("a format checker that raises")
+
+    parts = {id(TOOL["properties"]): dict.fromkeys(TOOL["properties"], broken)}
+    value = {"city": 5, "days": 0}
+    errors = list(iter_errors(TOOL, value, CHECKER, parts))
+    assert [described(e) for e in errors] == [
+        described(e) for e in validator(TOOL).iter_errors(value)
+    ]

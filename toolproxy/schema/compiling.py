@@ -23,7 +23,7 @@ from typing import Any, Final, Literal, Protocol
 import jsonschema
 
 from toolproxy.records import schema_hash
-from toolproxy.schema.quick import Accept, compile_quick
+from toolproxy.schema.quick import Accept, Parts, compile_quick
 from toolproxy.schema.quickerrors import iter_errors as quick_errors
 from toolproxy.util.jsonfast import plain_json
 from toolproxy.wire.toolnames import match_tool
@@ -60,14 +60,15 @@ class ResolvedSchema:
 
 def resolve_schema(
     call_name: str | None,
-    offered: Sequence[OfferedLike],
+    offered: Sequence[OfferedLike] | dict[str, Any],
     server_tools: Sequence[tuple[str, str, Any]],
 ) -> ResolvedSchema:
     """The schema for a call named `call_name`: the real one, else the offered one, else none.
 
     `server_tools` are (server, tool, input_schema); the model-facing name is mapped to a
     server tool with `toolnames.match_tool`, so prefixed names (`mcp__git__git_status`)
-    find their server. `offered` is the tools block of the request that got the call.
+    find their server. `offered` is the tools block of the request that got the call, or
+    its name -> parameters (`grade.checker.offered_tools`).
     """
     if call_name is None:
         return ResolvedSchema(None, "none")
@@ -76,6 +77,10 @@ def resolve_schema(
         hit = match_tool(call_name, schemas)
         if hit is not None:
             return ResolvedSchema(schemas[hit], "mcp_server", hit[0], hit[1])
+    if isinstance(offered, dict):
+        if call_name in offered:
+            return ResolvedSchema(offered[call_name], "offered", None, call_name)
+        return ResolvedSchema(None, "none", None, None)
     for tool in offered:
         if tool.name == call_name:
             return ResolvedSchema(tool.parameters, "offered", None, tool.name)
@@ -86,7 +91,7 @@ class CompiledSchema:
     """A schema ready to validate with: a quick accept (`schema.quick`), its jsonschema
     validator (built on first use), or why there is none (`error`)."""
 
-    __slots__ = ("key", "error", "quick", "schema", "formats", "_validator")
+    __slots__ = ("key", "error", "quick", "schema", "formats", "parts", "_validator")
 
     def __init__(
         self,
@@ -97,12 +102,14 @@ class CompiledSchema:
         quick: Accept | None = None,
         schema: Any = None,
         formats: jsonschema.FormatChecker | None = None,
+        parts: Parts | None = None,
     ) -> None:
         self.key = key
         self.error = error
         self.quick = quick  # schema.quick's accept; with it, schema and formats are set
         self.schema = schema
         self.formats = formats
+        self.parts: Parts = {} if parts is None else parts  # subschemas' accepts
         self._validator = validator
 
     @property
@@ -125,7 +132,7 @@ class CompiledSchema:
         value allow it (the same fields, found faster), else `ValidationError`s. Needs a
         usable schema."""
         if self.quick is not None and self.formats is not None and plain_json(value):
-            return quick_errors(self.schema, value, self.formats)
+            return quick_errors(self.schema, value, self.formats, self.parts)
         return self.validator.iter_errors(value)  # type: ignore[union-attr]
 
     def accepts(self, value: Any) -> bool:
@@ -220,9 +227,12 @@ def _compile(schema: Any, key: str) -> CompiledSchema:
         cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
         formats = _format_checker(cls)
         if cls is jsonschema.Draft202012Validator:
-            quick = compile_quick(schema, formats.conforms)
+            parts: Parts = {}
+            quick = compile_quick(schema, formats.conforms, parts)
             if quick is not None:  # valid against the metaschema by construction
-                return CompiledSchema(key, None, None, quick=quick, schema=schema, formats=formats)
+                return CompiledSchema(
+                    key, None, None, quick=quick, schema=schema, formats=formats, parts=parts
+                )
         if known and _VERDICTS[key] is not None:
             return CompiledSchema(key, None, _VERDICTS[key])
         if not known:

@@ -36,6 +36,7 @@ from collections.abc import Callable
 from typing import Any, Final
 
 Accept = Callable[[Any], bool]
+Parts = dict[int, dict[str, Accept]]  # id(a `properties` dict) -> name -> accept
 
 DRAFT_2020_12: Final = (
     "https://json-schema.org/draft/2020-12/schema",
@@ -116,12 +117,19 @@ def _scalar_key(v: Any) -> tuple[str, Any] | None:
     return kind, v
 
 
-def compile_quick(schema: Any, format_conforms: Callable[[Any, str], bool]) -> Accept | None:
-    """The quick accept of `schema`, or None when the schema is outside the quick path."""
+def compile_quick(
+    schema: Any,
+    format_conforms: Callable[[Any, str], bool],
+    parts: Parts | None = None,
+) -> Accept | None:
+    """The quick accept of `schema`, or None when the schema is outside the quick path.
+    `parts`, when given, gets each `properties` object's accepts, property name -> accept
+    (by the id of the `properties` dict; each as sound as the whole), so an error walk can
+    pass over the values they prove valid (`quickerrors`)."""
     if isinstance(schema, dict) and "$schema" in schema and schema["$schema"] not in DRAFT_2020_12:
         return None
     try:
-        return _Compiler(schema, format_conforms).node(schema, 0)
+        return _Compiler(schema, format_conforms, parts).node(schema, 0)
     except (_Outside, RecursionError, TypeError, ValueError, re.error):
         return None
 
@@ -145,9 +153,10 @@ _BOUNDS: Final = frozenset(
 class _Compiler:
     """Compiles one root schema; `$ref`s to the root's `$defs` are compiled in place."""
 
-    def __init__(self, root: Any, conforms: Callable[[Any, str], bool]) -> None:
+    def __init__(self, root: Any, conforms: Callable[[Any, str], bool], parts: Parts | None):
         self.root = root
         self.conforms = conforms
+        self.parts = parts
         self.defs: dict[str, Accept] = {}
         self.compiling: set[str] = set()
 
@@ -238,6 +247,8 @@ class _Compiler:
         if len(set(required)) != len(required):
             raise _Outside
         checks = {name: self.node(sub, depth + 1) for name, sub in props.items()}
+        if self.parts is not None and "properties" in schema:  # one entry an object
+            self.parts[id(props)] = checks
         extra: Accept = _always
         if "additionalProperties" in schema:
             extra = self.node(schema["additionalProperties"], depth + 1)
