@@ -220,6 +220,16 @@ def test_the_cases_own_tools_are_used_when_nothing_was_offered():
     assert got.label == "hallucinated_param" and got.calls[0].schema_source == "offered"
 
 
+def test_a_tool_offered_twice_is_checked_against_its_first_schema():
+    strict = {"type": "function", "function": {"name": "get_weather", "parameters": WEATHER}}
+    loose = {"type": "function", "function": {"name": "get_weather", "parameters": {}}}
+    call = seen(("get_weather", '{"city": "A", "x": 1}'), offered=[])
+    first = grade_case(case(want(city="A"), tools=[strict, loose]), call)
+    again = grade_case(case(want(city="A"), tools=[loose, strict]), call)
+    assert first.label == "hallucinated_param" and first.calls[0].stage_failed == "schema"
+    assert again.calls[0].stage_failed != "schema"
+
+
 def test_offered_tools_reads_every_wire_shape():
     tools = offered_tools(
         [
@@ -230,16 +240,17 @@ def test_offered_tools_reads_every_wire_shape():
             {"name": "e"},
             {"nameless": 1},
             "junk",
+            {"name": "a", "parameters": {"type": "string"}},  # a name again: the first wins
         ]
     )
-    assert [(t.name, t.parameters) for t in tools] == [
+    assert list(tools.items()) == [
         ("a", {"type": "object"}),
         ("b", {}),
         ("c", {"type": "object"}),
         ("d", True),
         ("e", None),
     ]
-    assert offered_tools("not a list") == []
+    assert offered_tools("not a list") == {}
 
 
 def test_validators_compile_once_per_schema():

@@ -3,11 +3,12 @@ the unordered pairing by tool, then by best argument match."""
 
 from __future__ import annotations
 
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from toolproxy.grade.model import Case, ExpectedCall, Matcher
 from toolproxy.grade.pairing import ToolNames, pair_calls
+from toolproxy.grade.parsestage import views
 from toolproxy.records import ToolCall
 
 NAMES = st.lists(st.sampled_from(["a", "b", "c"]), max_size=4)
@@ -39,7 +40,7 @@ def reference_ordered(expected: list[str], observed: list[str]) -> list[tuple]:
 @given(NAMES.filter(bool), NAMES)
 def test_ordered_pairing_follows_the_rule(expected: list[str], observed: list[str]) -> None:
     case = Case(id="c", calls=[ExpectedCall(tool=t) for t in expected])
-    calls = [ToolCall(index=j, name=n) for j, n in enumerate(observed)]
+    calls = views([ToolCall(index=j, name=n) for j, n in enumerate(observed)])
     got = pair_calls(case, calls, ToolNames())
     assert [
         (e.tool if e else None, o.index if o else None, label) for e, o, label in got
@@ -55,10 +56,12 @@ def test_unordered_calls_to_one_tool_pair_by_their_arguments() -> None:
             ExpectedCall(tool="w", args={"city": Matcher(value="Oslo")}),
         ],
     )
-    calls = [
-        ToolCall(index=0, name="w", arguments={"city": "Oslo"}),
-        ToolCall(index=1, name="w", arguments={"city": "Paris"}),
-    ]
+    calls = views(
+        [
+            ToolCall(index=0, name="w", arguments={"city": "Oslo"}),
+            ToolCall(index=1, name="w", arguments={"city": "Paris"}),
+        ]
+    )
     got = pair_calls(case, calls, ToolNames())
     assert [(e.args["city"].value, o.arguments["city"], label) for e, o, label in got] == [
         ("Paris", "Paris", None),
@@ -71,3 +74,76 @@ def test_a_name_not_offered_never_means_an_expected_tool() -> None:
     assert names.same("get", "get")
     assert not names.same("mcp__x__get", "get")  # not offered
     assert ToolNames().same("mcp__x__get", "get")  # Claude Code's marker, offers unknown
+
+
+def reference_unordered(case: Case, calls: list, names: ToolNames) -> list[tuple]:
+    """The unordered rule as the docs state it, written plainly: candidates by tool; where a
+    call could answer two expectations (or an expectation two calls), the best argument
+    score first, ties in expected then observed order; then pair_calls' leftovers."""
+    expected = case.calls
+    candidates = [
+        (i, j)
+        for i, e in enumerate(expected)
+        for j, o in enumerate(calls)
+        if names.same(o.name, e.tool)
+    ]
+    rows, columns = {i for i, _ in candidates}, {j for _, j in candidates}
+    scored = []
+    for i, j in candidates:
+        score = 0
+        if len(rows) < len(candidates) or len(columns) < len(candidates):
+            args = calls[j].arguments if isinstance(calls[j].arguments, dict) else {}
+            for k, m in expected[i].args.items():
+                if k in args:
+                    score += 2 if args[k] == m.value else 1
+        scored.append((-score, i, j))
+    taken: dict[int, int] = {}
+    for _, i, j in sorted(scored):
+        if i not in taken and j not in taken.values():
+            taken[i] = j
+    left_e = [i for i in range(len(expected)) if i not in taken]
+    left_o = [j for j in range(len(calls)) if j not in taken.values()]
+    pairs = []
+    for i in range(len(expected)):
+        if i in taken:
+            pairs.append((i, taken[i], None))
+        elif left_e.index(i) < len(left_o):
+            pairs.append((i, left_o[left_e.index(i)], "wrong_tool"))
+        else:
+            pairs.append((i, None, "parallel_collapse"))
+    for j in left_o[len(left_e) :]:
+        known = any(names.same(calls[j].name, e.tool) for e in expected)
+        pairs.append((None, j, None if known else "wrong_tool"))
+    return pairs
+
+
+TOOLS = st.sampled_from(["a", "b", "s_a", "mcp__s__a"])  # s_a and mcp__s__a mean a
+ARGS = st.dictionaries(st.sampled_from(["x", "y"]), st.integers(0, 2), max_size=2)
+
+
+@settings(max_examples=500)
+@given(
+    st.lists(st.tuples(TOOLS, ARGS), min_size=1, max_size=4),
+    st.lists(st.tuples(TOOLS, ARGS | st.none()), max_size=5),
+)
+def test_unordered_pairing_follows_the_rule(expected: list, observed: list) -> None:
+    case = Case(
+        id="c",
+        order="unordered",
+        calls=[
+            ExpectedCall(tool=t, args={k: Matcher(value=v) for k, v in args.items()})
+            for t, args in expected
+        ],
+    )
+    calls = views(
+        [
+            ToolCall(index=j, name=n, arguments=a, arguments_raw="{" if a is None else "")
+            for j, (n, a) in enumerate(observed)
+        ]
+    )
+    names = ToolNames(servers=("s",))
+    got = pair_calls(case, calls, names)
+    index = {id(e): i for i, e in enumerate(case.calls)}
+    assert [
+        (index[id(e)] if e else None, o.index if o else None, label) for e, o, label in got
+    ] == reference_unordered(case, calls, names)

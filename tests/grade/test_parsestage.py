@@ -7,7 +7,9 @@ import json
 import pytest
 
 from toolproxy.grade.parsestage import (
+    Call,
     Scan,
+    call_arguments,
     classify,
     decode_nested,
     explain,
@@ -15,6 +17,7 @@ from toolproxy.grade.parsestage import (
     repair_escapes,
     scan,
 )
+from toolproxy.records import ToolCall
 
 VALID = [
     '{"city": "Paris"}',
@@ -156,3 +159,20 @@ def test_explain_says_why():
     assert explain('"{\\"a\\": 1}"') == "arguments are a JSON object encoded inside a JSON string"
     assert explain('{"a": 1,}').startswith("Expecting property name")
     assert explain("") == "empty arguments"
+
+
+def test_a_call_is_read_once_and_the_reply_ending_early_relabels_only_raw_text() -> None:
+    call = Call(ToolCall(index=2, call_id="c1", name="f", arguments_raw='{"a": 1,'))
+    assert (call.index, call.call_id, call.name, call.arguments) == (2, "c1", "f", None)
+    first = call_arguments(call, incomplete=False)
+    assert first[:2] == (None, "truncation") and call.read == first  # read once, kept
+    assert call_arguments(call, incomplete=False) == first
+    bad = Call(ToolCall(name="f", arguments_raw="{'a': 1}"))
+    assert call_arguments(bad, incomplete=False)[1] == "malformed_json"
+    ended = call_arguments(bad, incomplete=True)
+    assert ended[1] == "truncation" and ended[2].startswith("the reply ended early: ")
+    assert call_arguments(bad, incomplete=False)[1] == "malformed_json"  # the reading kept
+    listed = Call(ToolCall(name="f", arguments_raw="[1]", arguments=[1]))
+    assert call_arguments(listed, incomplete=True)[1] == "malformed_json"  # the wire's reading
+    parsed = Call(ToolCall(name="f", arguments_raw='{"a": 1}', arguments={"a": 1}))
+    assert call_arguments(parsed, incomplete=True) == ({"a": 1}, None, "")

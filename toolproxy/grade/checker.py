@@ -52,9 +52,8 @@ from toolproxy.grade.labels import Label, first_label
 from toolproxy.grade.matchers import Judge, coercions, judge_match, match, matches, show
 from toolproxy.grade.model import Case, ExpectedCall, Matcher, Observation
 from toolproxy.grade.pairing import Pair, ToolNames, pair_calls
-from toolproxy.grade.parsestage import call_arguments, json_type
+from toolproxy.grade.parsestage import Call, call_arguments, json_type, views
 from toolproxy.grade.schemastage import Flagged, check_schema
-from toolproxy.records import ToolCall
 from toolproxy.schema.compiling import CompiledSchema, compile_schema, resolve_schema
 from toolproxy.wire.common import parse_arguments
 from toolproxy.wire.leaked import find_leaked_calls
@@ -67,7 +66,6 @@ ServerTool = tuple[str, str, Any]
 
 EXTRA: Final = "extra call to an expected tool"
 INCOMPLETE_FINISH: Final = frozenset({"length", "max_tokens", "max_output_tokens", "incomplete"})
-_PLAIN_KINDS: Final = frozenset({"exact", "any_of", "enum"})  # `matches` says what `match` would
 
 
 def make_grader(judge: Judge | None = None, server_tools: Sequence[ServerTool] = ()) -> Grader:
@@ -81,29 +79,22 @@ def make_grader(judge: Judge | None = None, server_tools: Sequence[ServerTool] =
     return grade
 
 
-class _Tool:
-    """An offered tool: its name and parameters schema (what `resolve_schema` reads)."""
-
-    __slots__ = ("name", "parameters")
-
-    def __init__(self, name: str, parameters: Any) -> None:
-        self.name, self.parameters = name, parameters
-
-
-def offered_tools(tools: Any) -> list[_Tool]:
-    """Offered tools as (name, parameters), from `{name, parameters}` dicts or any of the
-    wire shapes (`{"type": "function", "function": {...}}`, `input_schema`)."""
-    found = []
+def offered_tools(tools: Any) -> dict[str, Any]:
+    """Offered tools as name -> parameters schema (the first of a name wins, as in
+    `resolve_schema`), from `{name, parameters}` dicts or any of the wire shapes
+    (`{"type": "function", "function": {...}}`, `input_schema`)."""
+    found: dict[str, Any] = {}
     for tool in tools if isinstance(tools, list) else []:
         spec = tool.get("function") if isinstance(tool, dict) else None
         spec = spec if isinstance(spec, dict) else tool
-        if isinstance(spec, dict) and isinstance(spec.get("name"), str):
+        name = spec.get("name") if isinstance(spec, dict) else None
+        if isinstance(name, str) and name not in found:
+            parameters = None
             for key in ("parameters", "input_schema", "inputSchema"):
                 if key in spec:
-                    found.append(_Tool(spec["name"], spec[key]))
+                    parameters = spec[key]
                     break
-            else:
-                found.append(_Tool(spec["name"], None))
+            found[name] = parameters
     return found
 
 
@@ -116,7 +107,7 @@ def grade_case(
     compiler: Compiler = compile_schema,
 ) -> CaseGrade:
     """Grade one case. Never raises on any observation; `compiler` is for benchmarks."""
-    observed = observation.calls
+    observed = views(observation.calls)
     base = CaseGrade(
         case_id=case.id,
         passed=True,
@@ -134,7 +125,7 @@ def grade_case(
         return _leaked(grade, case, observation, judge, server_tools, compiler)
     tools = offered_tools(observation.offered or case.tools)
     servers = tuple({s for s, _, _ in server_tools}) if server_tools else ()
-    names = ToolNames(frozenset(t.name for t in tools), servers)
+    names = ToolNames(tools, servers)
     pairs = pair_calls(case, observed, names)
     if any(label for _, _, label in pairs):
         return _finish(
@@ -164,7 +155,7 @@ def _leaked(
 ) -> CaseGrade:
     """A no_call whose text holds calls (`wire.leaked`) keeps its label; the format is
     noted, and the calls graded as if the server had emitted them (`leaked_label`)."""
-    names = {t.name for t in offered_tools(observation.offered or case.tools)}
+    names = set(offered_tools(observation.offered or case.tools))
     leak = find_leaked_calls(observation.text, names)
     if leak is None:
         return grade
@@ -182,7 +173,7 @@ def _extras_allowed(case: Case) -> float:
     return 0 if case.extra_calls == "forbid" else case.extra_calls
 
 
-def _extra_call(o: ToolCall, case: Case) -> CallGrade:
+def _extra_call(o: Call, case: Case) -> CallGrade:
     """An extra call to an expected tool beyond what the case allows: a spurious_call."""
     limit = "none" if case.extra_calls == "forbid" else f"at most {case.extra_calls}"
     why = f"an extra call to {o.name!r}: the case allows {limit} (extra_calls)"
@@ -204,7 +195,7 @@ def _finish(base: CaseGrade, calls: list[CallGrade]) -> CaseGrade:
 
 def _selection(
     e: ExpectedCall | None,
-    o: ToolCall | None,
+    o: Call | None,
     label: Label | None,
     note: str | None = None,
     names: ToolNames | None = None,
@@ -226,7 +217,7 @@ def _selection(
     )
 
 
-def _wrong_tool(e: ExpectedCall | None, o: ToolCall | None, names: ToolNames) -> str:
+def _wrong_tool(e: ExpectedCall | None, o: Call | None, names: ToolNames) -> str:
     called = o.name if o else None
     if e is None:
         return f"an extra call to {called!r}, which no expected call names"
@@ -238,8 +229,8 @@ def _wrong_tool(e: ExpectedCall | None, o: ToolCall | None, names: ToolNames) ->
 
 def _grade_call(
     e: ExpectedCall | None,
-    o: ToolCall,
-    tools: list[_Tool],
+    o: Call,
+    tools: dict[str, Any],
     server_tools: Sequence[ServerTool],
     judge: Judge | None,
     incomplete: bool,
@@ -268,45 +259,67 @@ def _grade_call(
             grade.errors.append(f"schema not checked: {compiled.error}")
         else:
             schema_labels = check_schema(compiled, args, flagged, grade.errors)
-    matched = _match_args(e, args, judge if not schema_labels else None, bool(schema_labels))
-    semantic_labels = [lab for lab, _ in matched.values() if lab is not None]
+    failed: list[tuple[Label, ArgGrade]] = []  # the arguments the semantic stage failed
+    schema_failed = bool(schema_labels)
+    matched = _match_args(e, args, None if schema_failed else judge, schema_failed, failed)
     if schema_labels:
         grade.stage_failed, grade.label = "schema", first_label(schema_labels)
-    elif semantic_labels:
-        grade.stage_failed, grade.label = "semantic", first_label(semantic_labels)
-        grade.errors.extend(a.detail for lab, a in matched.values() if lab and a.detail)
-    names = list(wanted) + [k for k in matched if k not in wanted]
-    names += [k for k in flagged if k not in matched]
-    grade.args = [flagged[k][1] if k in flagged else matched[k][1] for k in names]
+    elif failed:
+        grade.stage_failed, grade.label = "semantic", first_label([lab for lab, _ in failed])
+        grade.errors.extend(a.detail for _, a in failed if a.detail)
+    grade.args = _merged(matched, flagged) if flagged else matched
     return grade
 
 
+def _merged(matched: list[ArgGrade], flagged: Flagged) -> list[ArgGrade]:
+    """Each argument's grade, the schema stage's where it flagged one; then the arguments
+    only the schema stage named."""
+    found = [flagged[a.name][1] if a.name in flagged else a for a in matched]
+    names = {a.name for a in matched}
+    return found + [grade for name, (_, grade) in flagged.items() if name not in names]
+
+
 def _match_args(
-    e: ExpectedCall | None, args: dict[str, Any], judge: Judge | None, failed_before: bool
-) -> dict[str, tuple[Label | None, ArgGrade]]:
-    found: dict[str, tuple[Label | None, ArgGrade]] = {}
-    for name, m in (e.args if e else {}).items():
+    e: ExpectedCall | None,
+    args: dict[str, Any],
+    judge: Judge | None,
+    failed_before: bool,
+    failed: list[tuple[Label, ArgGrade]],
+) -> list[ArgGrade]:
+    """The semantic stage's grade of each expected argument, in the expectation's order,
+    then of each argument it does not name when it allows none; those that fail are also
+    added to `failed`, with their label (`failed_before`: the schema stage failed)."""
+    found: list[ArgGrade] = []
+    if e is None:
+        return found
+    for name, m in e.args.items():
         if name not in args:
             if m.optional:
-                found[name] = (None, ArgGrade(name=name, bucket="ok", detail="optional, absent"))
+                found.append(ArgGrade(name=name, bucket="ok", detail="optional, absent"))
             else:
                 grade = ArgGrade(name=name, bucket="missing", detail="required, absent")
-                found[name] = ("missing_required", grade)
+                found.append(grade)
+                failed.append(("missing_required", grade))
             continue
-        found[name] = _match_one(name, m, args[name], judge, failed_before)
-    if e is not None and not e.allow_extra_args:
+        label, grade = _match_one(name, m, args[name], judge, failed_before)
+        found.append(grade)
+        if label is not None:
+            failed.append((label, grade))
+    if not e.allow_extra_args:
         for name in args:
             if name not in e.args:
                 grade = ArgGrade(name=name, bucket="hallucinated", detail="not in the expectation")
-                found[name] = ("hallucinated_param", grade)
+                found.append(grade)
+                failed.append(("hallucinated_param", grade))
     return found
 
 
 def _match_one(
     name: str, m: Matcher, value: Any, judge: Judge | None, failed_before: bool
 ) -> tuple[Label | None, ArgGrade]:
-    if m.kind in _PLAIN_KINDS and matches(m, value):  # the common case, without detail
-        return None, ArgGrade(name, "ok")
+    kind = m.kind
+    if (kind == "exact" or kind == "any_of" or kind == "enum") and matches(m, value):
+        return None, ArgGrade(name, "ok")  # the common case: `matches` says what `match` would
     if m.kind == "judge" and failed_before:
         why = "not judged: the call failed the schema stage"
         return None, ArgGrade(name=name, bucket="not_graded", detail=why)

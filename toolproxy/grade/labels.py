@@ -75,5 +75,7 @@ BUCKETS: dict[str, str] = {
 
 def first_label(labels: list[Label]) -> Label | None:
     """The label that wins by PRECEDENCE among several found, or None."""
+    if len(labels) == 1:  # most failures: one label, nothing to rank
+        return labels[0]
     found = set(labels)
     return next((label for label in PRECEDENCE if label in found), None)

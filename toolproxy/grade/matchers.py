@@ -78,19 +78,21 @@ def _scalar_equal(a: Any, b: Any) -> bool:
     return type(a) is type(b) and bool(a == b)
 
 
-_PLAIN: Final = frozenset({str, int, float})
+def _plain(t: type) -> bool:
+    """str, int or float (pointer tests: a set lookup hashes the type first)."""
+    return t is str or t is int or t is float
 
 
 def deep_equal(a: Any, b: Any) -> bool:
     """Equal by value at any depth (iterative, so deep values cannot overflow the stack)."""
     t = type(a)
-    if t is type(b) and t in _PLAIN:  # most arguments: no stack to build
+    if t is type(b) and _plain(t):  # most arguments: no stack to build
         return bool(a == b)
     pending = [(a, b)]
     while pending:
         x, y = pending.pop()
         t = type(x)
-        if t is type(y) and t in _PLAIN:  # two strings, or two numbers of one type
+        if t is type(y) and _plain(t):  # two strings, or two numbers of one type
             if x != y:
                 return False
         elif isinstance(x, dict) and isinstance(y, dict):
@@ -365,6 +367,10 @@ def matches(matcher: Matcher, value: Any) -> bool:
     return matcher.kind != "judge" and match(matcher, value)[0] is True
 
 
+_INTEGER: Final = re.compile(r"-?(0|[1-9]\d*)")
+_NUMBER: Final = re.compile(r"-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?")
+
+
 def coercions(value: Any) -> list[Any]:
     """The same value in other JSON types, losslessly: "5"->5, "2.5"->2.5, "true"->True,
     1->"1", True->"true". Empty when there is none."""
@@ -378,9 +384,9 @@ def coercions(value: Any) -> list[Any]:
     text = value.strip()
     if text in ("true", "false"):
         return [text == "true"]
-    if text == value and re.fullmatch(r"-?(0|[1-9]\d*)", text) and len(text) < 400:
+    if text == value and _INTEGER.fullmatch(text) and len(text) < 400:
         return [int(text)]
-    if text == value and re.fullmatch(r"-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?", text):
+    if text == value and _NUMBER.fullmatch(text):
         number = float(text)
         return [number] if math.isfinite(number) else []
     return []

@@ -10,13 +10,13 @@ compared by `ToolNames` (`toolnames.same_tool`, offered names only). Pure.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any
 
 from toolproxy.grade.labels import Label
 from toolproxy.grade.matchers import matches
 from toolproxy.grade.model import Case, ExpectedCall
-from toolproxy.grade.parsestage import call_arguments
-from toolproxy.records import ToolCall
+from toolproxy.grade.parsestage import Call, call_arguments
 from toolproxy.wire.toolnames import same_tool
 
 
@@ -27,7 +27,7 @@ class ToolNames:
 
     __slots__ = ("offered", "servers")
 
-    def __init__(self, offered: frozenset[str] = frozenset(), servers: tuple[str, ...] = ()):
+    def __init__(self, offered: Collection[str] = frozenset(), servers: tuple[str, ...] = ()):
         self.offered = offered  # names offered to the model (empty: not known)
         self.servers = servers  # real MCP server names
 
@@ -38,10 +38,10 @@ class ToolNames:
         return observed == expected or same_tool(observed, expected, self.servers)
 
 
-Pair = tuple[ExpectedCall | None, ToolCall | None, Label | None]
+Pair = tuple[ExpectedCall | None, Call | None, Label | None]
 
 
-def pair_calls(case: Case, observed: list[ToolCall], names: ToolNames) -> list[Pair]:
+def pair_calls(case: Case, observed: list[Call], names: ToolNames) -> list[Pair]:
     """Expected calls paired with observed ones, each pair with its selection label."""
     expected = case.calls
     if not expected:  # "some call" expected: every call passes selection
@@ -78,7 +78,7 @@ def pair_calls(case: Case, observed: list[ToolCall], names: ToolNames) -> list[P
     return pairs
 
 
-def _in_place(expected: list[ExpectedCall], observed: list[ToolCall], names: ToolNames) -> bool:
+def _in_place(expected: list[ExpectedCall], observed: list[Call], names: ToolNames) -> bool:
     """Is every call where it was expected (the ordered walk's answer when it is)?"""
     if len(expected) != len(observed):
         return False
@@ -89,31 +89,47 @@ def _in_place(expected: list[ExpectedCall], observed: list[ToolCall], names: Too
 
 
 def _pair_unordered(
-    expected: list[ExpectedCall], observed: list[ToolCall], names: ToolNames
+    expected: list[ExpectedCall], observed: list[Call], names: ToolNames
 ) -> dict[int, int]:
-    candidates: list[tuple[int, int]] = []
-    rows: set[int] = set()
-    columns: set[int] = set()
+    """Each expected call's observed one: by tool, and where a call could answer more than
+    one expectation, the best argument scores first (ties: expected, then observed order)."""
     called = [o.name for o in observed]
-    for i, e in enumerate(expected):
-        for j, name in enumerate(called):
-            if names.same(name, e.tool):
-                candidates.append((i, j))
-                rows.add(i)
+    by_tool: dict[str, list[int]] = {}  # expected tool -> the calls that name it
+    rows: list[list[int]] = []
+    columns: set[int] = set()
+    ambiguous = False  # does a call answer two expectations, or an expectation two calls?
+    for e in expected:
+        js = by_tool.get(e.tool)
+        if js is None:
+            js = by_tool[e.tool] = [j for j, name in enumerate(called) if names.same(name, e.tool)]
+            for j in js:  # another tool's name may mean the same calls (`same_tool`)
+                ambiguous = ambiguous or j in columns
                 columns.add(j)
-    # argument scores matter only where a call could pair with more than one expectation
-    scored: list[tuple[int, int, int]] = []
-    if len(rows) < len(candidates) or len(columns) < len(candidates):
-        parsed = {j: call_arguments(observed[j], incomplete=False)[0] for j in columns}
-        for i, j in candidates:
-            scored.append((-_score(expected[i], parsed[j]), i, j))
-        scored.sort()
-    else:
-        for i, j in candidates:
-            scored.append((0, i, j))
+        else:
+            ambiguous = ambiguous or bool(js)
+        ambiguous = ambiguous or len(js) > 1
+        rows.append(js)
     taken: dict[int, int] = {}
     used: set[int] = set()
-    for _, i, j in scored:
+    if not ambiguous:  # each call answers at most one expectation and each expectation one call
+        for i, js in enumerate(rows):
+            for j in js:
+                if j not in used:
+                    taken[i] = j
+                    used.add(j)
+                    break
+        return taken
+    # argument scores, best first: one int a candidate, (best - score, i, j) in that order
+    n_e, n_o = len(expected), len(observed)
+    best = 2 * max(len(e.args) for e in expected)
+    keys = []
+    for i, js in enumerate(rows):
+        for j in js:
+            score = _score(expected[i], call_arguments(observed[j], incomplete=False)[0])
+            keys.append(((best - score) * n_e + i) * n_o + j)
+    keys.sort()
+    for key in keys:
+        i, j = key // n_o % n_e, key % n_o
         if i not in taken and j not in used:
             taken[i] = j
             used.add(j)

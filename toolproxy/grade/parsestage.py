@@ -274,12 +274,52 @@ def explain(text: str) -> str:
     return error
 
 
-def call_arguments(
-    o: ToolCall, incomplete: bool
-) -> tuple[dict[str, Any] | None, Label | None, str]:
+Reading = tuple[dict[str, Any] | None, Label | None, str]
+
+
+class Call:
+    """One observed call as the grader reads it: the `ToolCall`'s fields copied once into a
+    plain record (native when compiled: reading a pydantic model's field goes through its
+    `__getattr__` hook), and its arguments read once (`call_arguments`), for pairing and
+    the parse stage both."""
+
+    __slots__ = ("index", "call_id", "name", "arguments_raw", "arguments", "parse_error", "read")
+
+    def __init__(self, call: ToolCall) -> None:
+        fields = call.__dict__  # where pydantic keeps them: a third of six attribute reads
+        self.index: int = fields["index"]
+        self.call_id: str | None = fields["call_id"]
+        self.name: str | None = fields["name"]
+        self.arguments_raw: str = fields["arguments_raw"]
+        self.arguments: Any = fields["arguments"]
+        self.parse_error: str | None = fields["parse_error"]
+        self.read: Reading | None = None  # `_read`'s answer, once asked
+
+
+def views(calls: list[ToolCall]) -> list[Call]:
+    """The grader's `Call` of each tool call."""
+    return [Call(c) for c in calls]
+
+
+def call_arguments(o: Call, incomplete: bool) -> Reading:
     """A call's arguments as an object, or the parse stage's label and why (`incomplete`:
     the reply ended early, so text that does not parse is truncation)."""
-    if o.arguments is not None and o.parse_error is None:  # the wire parser's own reading
+    read = o.read
+    if read is None:
+        read = o.read = _read(o)
+    label = read[1]
+    if incomplete and label is not None and label != "truncation" and not _parsed(o):
+        return None, "truncation", f"the reply ended early: {read[2]}"
+    return read
+
+
+def _parsed(o: Call) -> bool:
+    """Did the wire parser read the arguments (its reading is used as it is)?"""
+    return o.arguments is not None and o.parse_error is None
+
+
+def _read(o: Call) -> Reading:
+    if _parsed(o):
         value = o.arguments
         if isinstance(value, dict):
             return value, None, ""
@@ -290,7 +330,4 @@ def call_arguments(
     if label is None:
         value, _ = parse_arguments(o.arguments_raw)
         return value if isinstance(value, dict) else {}, None, ""
-    why = explain(o.arguments_raw) or o.parse_error or "arguments do not parse"
-    if incomplete and label != "truncation":
-        return None, "truncation", f"the reply ended early: {why}"
-    return None, label, why
+    return None, label, explain(o.arguments_raw) or o.parse_error or "arguments do not parse"
