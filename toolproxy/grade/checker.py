@@ -200,13 +200,7 @@ def _selection(
     note: str | None = None,
     names: ToolNames | None = None,
 ) -> CallGrade:
-    why = {
-        "spurious_call": "no tool call was expected",
-        "no_call": "no tool call was made",
-        "wrong_tool": _wrong_tool(e, o, names or ToolNames()),
-        "parallel_collapse": f"expected call to {e.tool if e else None!r} was not made",
-    }
-    text = note or (why.get(label) if label else None)
+    text = note or (_selection_why(e, o, label, names) if label else None)
     return CallGrade(
         expected_tool=e.tool if e else None,
         actual_tool=o.name if o else None,
@@ -215,6 +209,21 @@ def _selection(
         label=label,
         errors=[text] if text else [],
     )
+
+
+def _selection_why(
+    e: ExpectedCall | None, o: Call | None, label: Label, names: ToolNames | None
+) -> str | None:
+    """Why the selection stage gave `label` (None for a label it never gives)."""
+    if label == "spurious_call":
+        return "no tool call was expected"
+    if label == "no_call":
+        return "no tool call was made"
+    if label == "wrong_tool":
+        return _wrong_tool(e, o, names or ToolNames())
+    if label == "parallel_collapse":
+        return f"expected call to {e.tool if e else None!r} was not made"
+    return None
 
 
 def _wrong_tool(e: ExpectedCall | None, o: Call | None, names: ToolNames) -> str:
