@@ -23,7 +23,8 @@ from typing import Any, Final, Literal, Protocol
 import jsonschema
 
 from toolproxy.records import schema_hash
-from toolproxy.schema.quick import Accept, Parts, compile_quick
+from toolproxy.schema.accepts import Accept
+from toolproxy.schema.quick import Parts, compile_quick
 from toolproxy.schema.quickerrors import iter_errors as quick_errors
 from toolproxy.util.jsonfast import plain_json
 from toolproxy.wire.toolnames import match_tool

@@ -35,7 +35,20 @@ import re
 from collections.abc import Callable
 from typing import Any, Final
 
-Accept = Callable[[Any], bool]
+from toolproxy.schema.accepts import (
+    TYPE_NAMES,
+    TYPE_TESTS,
+    Accept,
+    all_of,
+    always,
+    any_of,
+    items_of,
+    never,
+    numeric,
+    object_of,
+    sized,
+)
+
 Parts = dict[int, dict[str, Accept]]  # id(a `properties` dict) -> name -> accept
 
 DRAFT_2020_12: Final = (
@@ -78,34 +91,6 @@ class _Outside(Exception):
     """The schema uses something the quick path does not handle."""
 
 
-def _always(value: Any) -> bool:
-    return True
-
-
-def _never(value: Any) -> bool:
-    return False
-
-
-def _is_int(v: Any) -> bool:
-    t = type(v)
-    return t is int or (t is float and v.is_integer())
-
-
-def _is_number(v: Any) -> bool:
-    t = type(v)
-    return t is int or t is float
-
-
-TYPE_TESTS: Final[dict[str, Callable[[Any], bool]]] = {
-    "string": lambda v: type(v) is str,
-    "integer": _is_int,
-    "number": _is_number,
-    "boolean": lambda v: type(v) is bool,
-    "object": lambda v: type(v) is dict,
-    "array": lambda v: type(v) is list,
-    "null": lambda v: v is None,
-}
-TYPE_NAMES: Final = frozenset(TYPE_TESTS)
 _SCALARS: Final = {str: "s", bool: "b", int: "n", float: "n", type(None): "0"}
 
 
@@ -162,9 +147,9 @@ class _Compiler:
 
     def node(self, schema: Any, depth: int) -> Accept:
         if schema is True:
-            return _always
+            return always
         if schema is False:
-            return _never
+            return never
         if type(schema) is not dict or depth > 64:
             raise _Outside
         kind = schema.get("type")
@@ -187,7 +172,7 @@ class _Compiler:
             elif key in _BOUNDS:
                 pass  # all at once below
             elif key == "items":
-                checks.append(_items(self.node(value, depth + 1)))
+                checks.append(items_of(self.node(value, depth + 1)))
             elif key == "pattern":
                 checks.append(_pattern(value))
             elif key == "format":
@@ -196,7 +181,7 @@ class _Compiler:
                 if type(value) is not list or not value:
                     raise _Outside
                 subs = [self.node(sub, depth + 1) for sub in value]
-                checks.append(_all(subs) if key == "allOf" else _any(subs))
+                checks.append(all_of(subs) if key == "allOf" else any_of(subs))
             elif key == "$ref":
                 checks.append(self.ref(value, depth))
             elif key == "$defs" or key == "$schema":
@@ -210,7 +195,7 @@ class _Compiler:
             checks.append(self.object(schema, depth))
         if not _BOUNDS.isdisjoint(schema):
             checks.extend(_bounds(schema))
-        return _all(checks)
+        return all_of(checks)
 
     def all_defs(self, defs: Any) -> bool:
         if type(defs) is not dict:
@@ -249,10 +234,10 @@ class _Compiler:
         checks = {name: self.node(sub, depth + 1) for name, sub in props.items()}
         if self.parts is not None and "properties" in schema:  # one entry an object
             self.parts[id(props)] = checks
-        extra: Accept = _always
+        extra: Accept = always
         if "additionalProperties" in schema:
             extra = self.node(schema["additionalProperties"], depth + 1)
-        return _object(checks, tuple(required), extra)
+        return object_of(checks, tuple(required), extra)
 
 
 def _plain_leaf(schema: dict[str, Any]) -> bool:
@@ -261,29 +246,6 @@ def _plain_leaf(schema: dict[str, Any]) -> bool:
         if key != "type" and not ((key == "description" or key == "title") and type(value) is str):
             return False
     return True
-
-
-def _all(checks: list[Accept]) -> Accept:
-    """One predicate that holds when every check does (no generator on the common sizes)."""
-    checks = [c for c in checks if c is not _always]
-    if not checks:
-        return _always
-    if len(checks) == 1:
-        return checks[0]
-    if len(checks) == 2:
-        a, b = checks
-        return lambda v: a(v) and b(v)
-    if len(checks) == 3:
-        a, b, c = checks
-        return lambda v: a(v) and b(v) and c(v)
-
-    def accept(v: Any) -> bool:
-        for check in checks:
-            if not check(v):
-                return False
-        return True
-
-    return accept
 
 
 def _type(spec: Any) -> Accept:
@@ -318,47 +280,31 @@ def _choices(schema: dict[str, Any]) -> Accept:
 
 def _bounds(schema: dict[str, Any]) -> list[Accept]:
     checks: list[Accept] = []
-    numeric = {
+    comparisons = {
         "minimum": lambda v, b: v >= b,
         "maximum": lambda v, b: v <= b,
         "exclusiveMinimum": lambda v, b: v > b,
         "exclusiveMaximum": lambda v, b: v < b,
     }
-    for key, holds in numeric.items():
+    for key, holds in comparisons.items():
         if key in schema:
             bound = schema[key]
             if not _number(bound):
                 raise _Outside
-            checks.append(_numeric(holds, bound))
-    sized = {
+            checks.append(numeric(holds, bound))
+    lengths = {
         "minLength": (str, 1),
         "maxLength": (str, -1),
         "minItems": (list, 1),
         "maxItems": (list, -1),
     }
-    for key, (kind, sign) in sized.items():
+    for key, (kind, sign) in lengths.items():
         if key in schema:
             limit = schema[key]
             if not _count(limit):
                 raise _Outside
-            checks.append(_sized(kind, sign, limit))
+            checks.append(sized(kind, sign, limit))
     return checks
-
-
-def _numeric(holds: Callable[[Any, Any], bool], bound: Any) -> Accept:
-    def accept(v: Any) -> bool:
-        t = type(v)
-        if t is int or t is float:
-            return v == v and holds(v, bound)
-        return not (isinstance(v, int) or isinstance(v, float))  # not a number: no bound
-
-    return accept
-
-
-def _sized(kind: type, sign: int, limit: int) -> Accept:
-    if sign > 0:
-        return lambda v: type(v) is not kind or len(v) >= limit  # type: ignore[arg-type]
-    return lambda v: type(v) is not kind or len(v) <= limit  # type: ignore[arg-type]
 
 
 def _pattern(pattern: Any) -> Accept:
@@ -372,39 +318,3 @@ def _format(name: Any, conforms: Callable[[Any, str], bool]) -> Accept:
     if type(name) is not str:
         raise _Outside
     return lambda v: conforms(v, name)
-
-
-def _object(checks: dict[str, Accept], needed: tuple[str, ...], extra: Accept) -> Accept:
-    always = _always  # a closure's own: no module lookup per property
-
-    def accept(v: Any) -> bool:
-        if type(v) is not dict:
-            return not isinstance(v, dict)  # a dict subclass: let jsonschema decide
-        for name in needed:
-            if name not in v:
-                return False
-        for name, value in v.items():
-            check = checks.get(name, extra)
-            if check is not always and not check(value):
-                return False
-        return True
-
-    return accept
-
-
-def _items(check: Accept) -> Accept:
-    if check is _always:
-        return _always
-
-    def accept(v: Any) -> bool:
-        if type(v) is not list:
-            return not isinstance(v, list)
-        return all(check(item) for item in v)
-
-    return accept
-
-
-def _any(subs: list[Accept]) -> Accept:
-    if _always in subs:
-        return _always
-    return lambda v: any(sub(v) for sub in subs)

@@ -28,7 +28,8 @@ import jsonschema
 from jsonschema._utils import equal, extras_msg, find_additional_properties
 from jsonschema.exceptions import FormatError, ValidationError
 
-from toolproxy.schema.quick import TYPE_TESTS, Accept, Parts
+from toolproxy.schema.accepts import TYPE_TESTS, Accept
+from toolproxy.schema.quick import Parts
 
 TYPES: Final = jsonschema.Draft202012Validator.TYPE_CHECKER
 # a field the keyword left for `descend` to fill (jsonschema's `_set`)

@@ -38,6 +38,7 @@ MODULES = (
     "toolproxy.grade.pairing",
     "toolproxy.grade.parsestage",
     "toolproxy.grade.schemastage",
+    "toolproxy.schema.accepts",
     "toolproxy.schema.compiling",
     "toolproxy.schema.quick",
     "toolproxy.schema.quickerrors",

@@ -1,0 +1,81 @@
+"""The predicates a quick schema compiles into: each says True only where jsonschema finds
+no error for its keyword, and leaves what it cannot judge (subclasses, booleans as numbers)
+to jsonschema by saying False."""
+
+from __future__ import annotations
+
+import math
+from collections import OrderedDict
+from typing import Any
+
+from toolproxy.schema.accepts import (
+    TYPE_NAMES,
+    TYPE_TESTS,
+    all_of,
+    always,
+    any_of,
+    items_of,
+    never,
+    numeric,
+    object_of,
+    sized,
+)
+
+
+def test_json_types_as_jsonschema_tests_them() -> None:
+    assert TYPE_NAMES == {"string", "integer", "number", "boolean", "object", "array", "null"}
+    assert TYPE_TESTS["integer"](3) and TYPE_TESTS["integer"](1.0)
+    assert not TYPE_TESTS["integer"](1.5) and not TYPE_TESTS["integer"](True)
+    assert TYPE_TESTS["number"](2.5) and not TYPE_TESTS["number"](False)
+    assert TYPE_TESTS["boolean"](False) and not TYPE_TESTS["boolean"](0)
+    assert TYPE_TESTS["null"](None) and not TYPE_TESTS["null"](0)
+    assert not TYPE_TESTS["object"](OrderedDict()) and not TYPE_TESTS["array"](())
+
+
+def test_all_of_keeps_only_checks_that_can_fail() -> None:
+    assert all_of([]) is always and all_of([always, always]) is always
+    positive = lambda v: v > 0  # noqa: E731
+    assert all_of([always, positive]) is positive
+    for n in (2, 3, 4, 5):
+        checks = [lambda v, k=k: v > k for k in range(n)]
+        accept = all_of(checks)
+        assert accept(n) and not accept(n - 1)
+
+
+def test_any_of_holds_when_one_alternative_does() -> None:
+    assert any_of([never, always]) is always
+    accept = any_of([TYPE_TESTS["string"], TYPE_TESTS["null"]])
+    assert accept("a") and accept(None) and not accept(1)
+
+
+def test_object_of_checks_required_properties_and_extras() -> None:
+    checks: dict[str, Any] = {"city": TYPE_TESTS["string"], "note": always}
+    closed = object_of(checks, ("city",), never)
+    assert closed({"city": "Oslo", "note": 5})
+    assert not closed({"note": "x"})  # required missing
+    assert not closed({"city": 5})  # a property its check refuses
+    assert not closed({"city": "Oslo", "extra": 1})  # additionalProperties: false
+    assert object_of(checks, (), always)({"extra": 1})
+    assert not closed(OrderedDict(city="Oslo"))  # a dict subclass: jsonschema decides
+    assert closed("not an object")  # properties say nothing of other types
+
+
+def test_items_of_checks_every_item_of_a_list() -> None:
+    assert items_of(always) is always
+    accept = items_of(TYPE_TESTS["integer"])
+    assert accept([1, 2.0]) and not accept([1, "2"]) and accept([])
+    assert accept("not an array") and not accept(type("L", (list,), {})([1]))
+
+
+def test_numeric_bounds_leave_booleans_and_nan_to_jsonschema() -> None:
+    at_least_one = numeric(lambda v, b: v >= b, 1)
+    assert at_least_one(1) and at_least_one(1.5) and not at_least_one(0)
+    assert at_least_one("text")  # a bound says nothing of strings
+    assert not at_least_one(math.nan) and not at_least_one(True)
+
+
+def test_lengths_count_code_points_of_their_own_type() -> None:
+    short = sized(str, -1, 2)
+    assert short("ab") and short("é\u0301") and not short("abc")
+    assert short([1, 2, 3])  # maxLength says nothing of arrays
+    assert sized(list, 1, 1)([0]) and not sized(list, 1, 1)([])
