@@ -93,6 +93,7 @@ from toolproxy.wire.structured import OUTPUT
 __all__ = [
     "Checked",
     "ExpectationError",
+    "FirstSeen",
     "Issue",
     "case_to_dict",
     "check_located",
@@ -182,7 +183,7 @@ def load_cases(paths: Sequence[Path]) -> list[Case]:
 def _load_cases(paths: Sequence[Path]) -> list[Case]:
     issues: list[Issue] = []
     cases: list[Case] = []
-    first: dict[str, str] = {}  # id -> file:line where it was first defined
+    first: FirstSeen = {}
     for path in paths:
         checked = check_located(read_located(Path(path), issues))
         issues.extend(file_issues(path, checked, first))
@@ -204,6 +205,8 @@ class Checked:
 
     def shifted(self, by: int) -> Checked:
         """The same checks for a part whose first case is case `by` of its file."""
+        if by == 0:
+            return self
         return Checked(
             self.count,
             self.cases,
@@ -226,21 +229,25 @@ def check_located(located: Sequence[Located]) -> Checked:
     return out
 
 
-def file_issues(path: Path | str, checked: Checked, first: dict[str, str]) -> list[Issue]:
+FirstSeen = dict[str, tuple[Path | str, int]]  # case id -> (file, line) where it was first defined
+
+
+def file_issues(path: Path | str, checked: Checked, first: FirstSeen) -> list[Issue]:
     """The issues of one file's checked cases, in case order (a case's own problems, then a
-    duplicate id); `first` (id -> file:line of its first definition) is updated."""
+    duplicate id); `first` is updated (a place is worded only for a duplicate)."""
     found = [
         (i, 0, Issue(file=str(path), line=line, path=format_path(sub, f"cases[{i}]"), message=m))
         for i, line, sub, m in checked.problems
     ]
     for i, case_id, line in checked.ids:
         if case_id in first:
-            message = f"duplicate id {case_id!r} (first at {first[case_id]})"
+            where, at = first[case_id]
+            message = f"duplicate id {case_id!r} (first at {where}:{at})"
             found.append(
                 (i, 1, Issue(file=str(path), line=line, path=f"cases[{i}].id", message=message))
             )
         else:
-            first[case_id] = f"{path}:{line}"
+            first[case_id] = (path, line)
     found.sort(key=lambda t: t[:2])
     return [issue for _, _, issue in found]
 

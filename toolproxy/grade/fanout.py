@@ -11,9 +11,9 @@ whole or not at all, as from one process.
 
 Forking is safe only from a process with one thread: the parent never opens DuckDB (whose
 threads a child would inherit locked; it only imports the client, which starts none, and
-the first worker checks the run's name), and grades in one process when it already has a
-second thread (`single_threaded`), when the platform cannot fork, with a judge (its cache
-and endpoint are per process), or for YAML files.
+the first worker checks the run's name, in the read batch it opens anyway), and grades in
+one process when it already has a second thread (`single_threaded`), when the platform
+cannot fork, with a judge (its cache and endpoint are per process), or for YAML files.
 """
 
 from __future__ import annotations
@@ -33,15 +33,15 @@ from typing import Any
 from toolproxy import store
 from toolproxy.errors import Failure
 from toolproxy.grade.casefile import ExpectationError, Issue, file_format, read_jsonl
-from toolproxy.grade.expectations import Checked, check_located, file_issues
+from toolproxy.grade.expectations import Checked, FirstSeen, check_located, file_issues
 from toolproxy.grade.labels import PRECEDENCE
 from toolproxy.grade.rows import GradeRow
 from toolproxy.grade.runner import (
     Grading,
-    check_run_free,
     fresh_verdicts,
     grade_cases,
     read_inputs,
+    refuse_taken,
     summarize,
     write_run,
 )
@@ -231,7 +231,7 @@ def _run_workers(processes: int, parts: int) -> list[_Done]:
 def _raise_issues(paths: Sequence[Path], parts: Sequence[Part], done: Sequence[_Done]) -> None:
     """Every problem of every file, as `load_cases` would list them; raises if any."""
     issues: list[Issue] = []
-    first: dict[str, str] = {}
+    first: FirstSeen = {}
     for f, path in enumerate(paths):
         mine = [d for p, d in zip(parts, done, strict=True) if p.file == f]
         for d in mine:
@@ -260,8 +260,6 @@ def _grade_part(k: int) -> _Done:
     """In a worker: check part `k`'s cases and, when all are well formed, grade them."""
     job = _JOB
     assert job is not None, "a worker's job is inherited through fork"
-    if k == 0:  # the run's name, checked once, here: the parent never opens DuckDB
-        check_run_free(job.capture, job.run)
     part = job.parts[k]
     path = job.paths[part.file]
     read_issues: list[Issue] = []
@@ -272,6 +270,8 @@ def _grade_part(k: int) -> _Done:
         return _Done(read_issues, checked)
     ids = sorted({c.exchange_id for c in cases if c.exchange_id})
     with store.reading(job.capture) as r:
+        if k == 0:  # the run's name, checked once, here: the parent never opens DuckDB
+            refuse_taken(r, job.run)
         inputs = read_inputs(r, ids)
     grading = Grading(job.run, job.graded_at, None, inputs.server_tools)
     rows, lines = grade_cases(grading, cases, inputs)

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 from toolproxy.grade.model import Case, Observation
 from toolproxy.records import ToolCall
 from toolproxy.schema.compiling import note_schema_key
+from toolproxy.store.rows import GradedExchange
 from toolproxy.wire.common import decoded
 from toolproxy.wire.structured import with_output
 
@@ -57,13 +58,18 @@ def build_observation(
     (dicts keyed by column; JSON columns may be text or already decoded)."""
     ordered = sorted(calls, key=lambda c: c.get("index") or 0)
     return _observation(
-        exchange,
+        exchange_row(exchange),
         [_call(*(c.get(k) for k in _CALL_FIELDS)) for c in ordered],
         [
             {"name": t.get("name"), "parameters": decoded(t.get("parameters"))}
             for t in sorted(offered, key=lambda t: t.get("position") or 0)
         ],
     )
+
+
+def exchange_row(exchange: Mapping[str, Any]) -> GradedExchange:
+    """An `exchanges` row given as a dict, as the columns the grader reads (absent: None)."""
+    return GradedExchange._make(exchange.get(name) for name in GradedExchange._fields)
 
 
 def _call(index: Any, call_id: Any, name: Any, raw: Any, arguments: Any, error: Any) -> ToolCall:
@@ -79,41 +85,43 @@ def _call(index: Any, call_id: Any, name: Any, raw: Any, arguments: Any, error: 
 
 
 def _observation(
-    exchange: Mapping[str, Any], calls: list[ToolCall], offered: list[dict[str, Any]]
+    exchange: GradedExchange, calls: list[ToolCall], offered: list[dict[str, Any]]
 ) -> Observation:
-    text = exchange.get("assistant_text")
-    if exchange.get("response_format") or exchange.get("text_format"):  # structured output?
-        fmt, text_param = (
-            decoded(exchange.get("response_format")),
-            decoded(exchange.get("text_format")),
-        )
+    text = exchange.assistant_text
+    if exchange.response_format or exchange.text_format:  # structured output?
+        fmt, text_param = decoded(exchange.response_format), decoded(exchange.text_format)
         calls, offered = with_output(calls, offered, text, fmt, text_param)
     return Observation(
-        exchange_id=exchange.get("exchange_id"),
-        session_id=exchange.get("session_id"),
-        model=exchange.get("model"),
-        finish_reason=exchange.get("finish_reason"),
-        complete=exchange.get("parse_status") != "partial",
+        exchange_id=exchange.exchange_id,
+        session_id=exchange.session_id,
+        model=exchange.model,
+        finish_reason=exchange.finish_reason,
+        complete=exchange.parse_status != "partial",
         calls=calls,
         offered=offered,
-        text=exchange.get("assistant_text") if not calls else None,  # a call lost in it
+        text=text if not calls else None,  # a call lost in it
     )
 
 
 def check_exchange(exchange: Mapping[str, Any], calls: int = 0) -> Ungradable | None:
     """Why an exchange holds no model turn to grade, or None when it does (`calls`: how
     many tool calls it recorded)."""
-    eid = exchange.get("exchange_id")
-    kind, status = exchange.get("error_kind"), exchange.get("status_code")
-    detail = exchange.get("error_message") or f"HTTP {status}"
+    return check_row(exchange_row(exchange), calls)
+
+
+def check_row(exchange: GradedExchange, calls: int = 0) -> Ungradable | None:
+    """`check_exchange` of a row as the store reads it."""
+    eid = exchange.exchange_id
+    kind, status = exchange.error_kind, exchange.status_code
+    detail = exchange.error_message or f"HTTP {status}"
     if status is None or status >= 400:
         return Ungradable(
             kind="upstream_failed", reason=f"exchange {eid} got no model output ({kind}: {detail})"
         )
-    if exchange.get("parse_status") in ("error", "unparsed"):
-        why = exchange.get("parse_error") or f"wire format {exchange.get('wire_format')}"
+    if exchange.parse_status in ("error", "unparsed"):
+        why = exchange.parse_error or f"wire format {exchange.wire_format}"
         return Ungradable(kind="not_parsed", reason=f"exchange {eid} was not parsed: {why}")
-    if kind is not None and not calls and not exchange.get("assistant_text"):
+    if kind is not None and not calls and not exchange.assistant_text:
         # cut before the model said anything: a transport failure, not a missing call
         return Ungradable(
             kind="upstream_failed",
@@ -165,10 +173,8 @@ def read_observations(r: Reader, ids: list[str]) -> dict[str, Observation | Ungr
         return {}
     exchanges, calls, offered, schemas = observation_rows(r, ids)
     calls_of: dict[str, list[ToolCall]] = {}
-    for c in calls:
-        calls_of.setdefault(c.exchange_id, []).append(
-            _call(c.index, c.call_id, c.name, c.arguments_raw, c.arguments, c.parse_error)
-        )
+    for eid, index, call_id, name, raw, arguments, error in calls:
+        calls_of.setdefault(eid, []).append(_call(index, call_id, name, raw, arguments, error))
     schema_of = {key: decoded(text) for key, text in schemas}
     for key, schema in schema_of.items():
         note_schema_key(schema, key)  # so the checker need not hash it again
@@ -176,10 +182,10 @@ def read_observations(r: Reader, ids: list[str]) -> dict[str, Observation | Ungr
     for eid, _, name, key in offered:
         offered_of.setdefault(eid, []).append({"name": name, "parameters": schema_of.get(key)})
     result: dict[str, Observation | Ungradable] = {}
+    none: list[ToolCall] = []
     for row in exchanges:
-        ex = row._asdict()
         eid = row.exchange_id
-        found = calls_of.get(eid, [])
-        problem = check_exchange(ex, len(found))
-        result[eid] = problem or _observation(ex, found, offered_of.get(eid, []))
+        found = calls_of.get(eid, none)
+        problem = check_row(row, len(found))
+        result[eid] = problem or _observation(row, found if found else [], offered_of.get(eid, []))
     return result

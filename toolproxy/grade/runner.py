@@ -136,12 +136,11 @@ def load_server_tools(capture: Path | str) -> list[tuple[str, str, Any]]:
         return mcp_reads.server_tools(r)
 
 
-def check_run_free(capture: Path | str, run: str) -> None:
-    """Raise UserError when `run` already has grades in the capture."""
-    with store.reading(capture) as r:
-        count = grade_reads.grade_count(r, run)
+def refuse_taken(r: store.Reader, run: str) -> None:
+    """Raise UserError when `run` already has grades in the capture `r` reads."""
+    count = grade_reads.grade_count(r, run)
     if count:
-        raise UserError(_run_taken(run, count, capture))
+        raise UserError(_run_taken(run, count, r.capture))
 
 
 def _run_taken(run: str, count: int, capture: Path | str) -> str:
@@ -168,9 +167,7 @@ def grade_run(
     """Grade `cases` against `capture` and store them as run `run`; returns the rows."""
     ids = sorted({c.exchange_id for c in cases if c.exchange_id})
     with store.reading(capture) as r:  # one read batch: the run's name, then its inputs
-        taken = grade_reads.grade_count(r, run)
-        if taken:
-            raise UserError(_run_taken(run, taken, capture))
+        refuse_taken(r, run)
         inputs = read_inputs(r, ids)
     graded_at = datetime.now(UTC).isoformat()
     rows, lines = grade_cases(Grading(run, graded_at, judge, inputs.server_tools), cases, inputs)

@@ -118,7 +118,7 @@ class CompiledSchema:
         """The jsonschema validator instance (None when the schema is unusable); for a
         quick-path schema it is built on first use, without `check_schema`."""
         if self._validator is None and self.quick is not None:
-            cls = jsonschema.Draft202012Validator
+            cls = _LATEST
             self._validator = cls(self.schema, format_checker=self.formats)
         return self._validator
 
@@ -148,6 +148,7 @@ class CompiledSchema:
             return False
 
 
+_LATEST: Final = jsonschema.Draft202012Validator  # the draft of a schema that names none
 _BY_KEY: Final[OrderedDict[str, CompiledSchema]] = OrderedDict()
 # id(schema) -> (schema, compiled); holding the schema keeps its id from being reused.
 _BY_ID: Final[OrderedDict[int, tuple[Any, CompiledSchema]]] = OrderedDict()
@@ -221,13 +222,15 @@ def new_verdicts() -> dict[str, str | None]:
 
 
 def _compile(schema: Any, key: str) -> CompiledSchema:
-    if not isinstance(schema, dict | bool):
+    if not (isinstance(schema, dict) or isinstance(schema, bool)):  # no Union built per call
         return CompiledSchema(key, None, f"schema is {type(schema).__name__}, not an object")
     known = key in _VERDICTS
     try:
-        cls = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+        cls = _LATEST
+        if type(schema) is not bool and "$schema" in schema:  # as `validator_for` reads it
+            cls = jsonschema.validators.validator_for(schema, default=_LATEST)
         formats = _format_checker(cls)
-        if cls is jsonschema.Draft202012Validator:
+        if cls is _LATEST:
             parts: Parts = {}
             quick = compile_quick(schema, formats.conforms, parts)
             if quick is not None:  # valid against the metaschema by construction

@@ -145,20 +145,21 @@ class _Compiler:
         self.defs: dict[str, Accept] = {}
         self.compiling: set[str] = set()
 
-    def node(self, schema: Any, depth: int) -> Accept:
-        if schema is True:
+    def node(self, spec: Any, depth: int) -> Accept:
+        if spec is True:
             return always
-        if schema is False:
+        if spec is False:
             return never
-        if type(schema) is not dict or depth > 64:
+        if type(spec) is not dict or depth > 64:
             raise _Outside
+        schema: dict[str, Any] = spec  # typed: mypyc reads it with dict calls, not methods
         kind = schema.get("type")
         if type(kind) is str and len(schema) <= 3 and _plain_leaf(schema):
             test = TYPE_TESTS.get(kind)  # most leaves are one type, maybe described: what
             if test is not None:  # the loop below gives them, found sooner
                 return test
         checks: list[Accept] = []
-        choices = shaped = False
+        choices = shaped = bounded = False
         for key, value in schema.items():
             if key == "type":
                 checks.append(_type(value))
@@ -170,7 +171,7 @@ class _Compiler:
             elif key == "enum" or key == "const":
                 choices = True
             elif key in _BOUNDS:
-                pass  # all at once below
+                bounded = True  # all at once below
             elif key == "items":
                 checks.append(items_of(self.node(value, depth + 1)))
             elif key == "pattern":
@@ -193,8 +194,8 @@ class _Compiler:
             checks.append(_choices(schema))
         if shaped:
             checks.append(self.object(schema, depth))
-        if not _BOUNDS.isdisjoint(schema):
-            checks.extend(_bounds(schema))
+        if bounded:
+            _bounds(schema, checks)
         return all_of(checks)
 
     def all_defs(self, defs: Any) -> bool:
@@ -278,33 +279,34 @@ def _choices(schema: dict[str, Any]) -> Accept:
     return accept
 
 
-def _bounds(schema: dict[str, Any]) -> list[Accept]:
-    checks: list[Accept] = []
-    comparisons = {
-        "minimum": lambda v, b: v >= b,
-        "maximum": lambda v, b: v <= b,
-        "exclusiveMinimum": lambda v, b: v > b,
-        "exclusiveMaximum": lambda v, b: v < b,
-    }
-    for key, holds in comparisons.items():
+_COMPARISONS: Final[dict[str, Callable[[Any, Any], bool]]] = {
+    "minimum": lambda v, b: v >= b,
+    "maximum": lambda v, b: v <= b,
+    "exclusiveMinimum": lambda v, b: v > b,
+    "exclusiveMaximum": lambda v, b: v < b,
+}
+_LENGTHS: Final[dict[str, tuple[type, int]]] = {
+    "minLength": (str, 1),
+    "maxLength": (str, -1),
+    "minItems": (list, 1),
+    "maxItems": (list, -1),
+}
+
+
+def _bounds(schema: dict[str, Any], checks: list[Accept]) -> None:
+    """Each bound of `schema` onto `checks` (comparisons first, then lengths)."""
+    for key, holds in _COMPARISONS.items():
         if key in schema:
             bound = schema[key]
             if not _number(bound):
                 raise _Outside
             checks.append(numeric(holds, bound))
-    lengths = {
-        "minLength": (str, 1),
-        "maxLength": (str, -1),
-        "minItems": (list, 1),
-        "maxItems": (list, -1),
-    }
-    for key, (kind, sign) in lengths.items():
+    for key, (kind, sign) in _LENGTHS.items():
         if key in schema:
             limit = schema[key]
             if not _count(limit):
                 raise _Outside
             checks.append(sized(kind, sign, limit))
-    return checks
 
 
 def _pattern(pattern: Any) -> Accept:

@@ -9,6 +9,24 @@ from datetime import datetime
 from typing import Any, NamedTuple
 
 
+class GradedExchange(NamedTuple):
+    """The exchange columns a grader reads."""
+
+    exchange_id: str
+    session_id: str | None
+    model: str | None
+    finish_reason: str | None
+    assistant_text: str | None
+    parse_status: str | None
+    parse_error: str | None
+    wire_format: str | None
+    status_code: int | None
+    error_kind: str | None
+    error_message: str | None
+    response_format: Any  # Chat's request_params.response_format (JSON), else None
+    text_format: Any  # Responses' request_params.text (JSON), else None
+
+
 class SessionRow(NamedTuple):
     """A session with its counts over the exchanges the filter selects."""
 

@@ -7,35 +7,19 @@ from typing import Any, NamedTuple
 
 from toolproxy.store.filters import in_ids, latest_grades_sql
 from toolproxy.store.reader import Reader
-from toolproxy.store.rows import CallRow, ExchangeGradeRow, FailureRow, RunRow
+from toolproxy.store.rows import ExchangeGradeRow, FailureRow, GradedExchange, RunRow
 from toolproxy.store.tables import TABLES
 
 GRADE_COLUMNS = list(TABLES["grades"])
-
-
-class GradedExchange(NamedTuple):
-    """The exchange columns a grader reads."""
-
-    exchange_id: str
-    session_id: str | None
-    model: str | None
-    finish_reason: str | None
-    assistant_text: str | None
-    parse_status: str | None
-    parse_error: str | None
-    wire_format: str | None
-    status_code: int | None
-    error_kind: str | None
-    error_message: str | None
-    response_format: Any  # Chat's request_params.response_format (JSON), else None
-    text_format: Any  # Responses' request_params.text (JSON), else None
 
 
 class ObservationRows(NamedTuple):
     """Everything `grade.observe` needs of some exchanges, read in one batch."""
 
     exchanges: list[GradedExchange]
-    calls: list[CallRow]  # arguments as stored (JSON text): the grader decodes them
+    # exchange_id, index, call_id, name, arguments_raw, arguments (as stored, JSON text: the
+    # grader decodes them), parse_error: plain tuples, 100,000 of them for a large run
+    calls: list[tuple[str, int, str | None, str | None, str | None, Any, str | None]]
     offered: list[tuple[str, int, str, str]]  # exchange, position, name, schema_hash
     schemas: list[tuple[str, Any]]  # schema_hash, parameters (JSON text)
 
@@ -54,10 +38,9 @@ def observation_rows(r: Reader, exchange_ids: list[str]) -> ObservationRows:
             f"request_params->'text' FROM exchanges {where}",
             ids,
         ),
-        calls=r.typed(
-            CallRow,
-            "SELECT exchange_id, session_id, index, call_id, name, arguments_raw, arguments, "
-            f'parse_error FROM tool_calls {where} ORDER BY exchange_id, "index"',
+        calls=r.rows(
+            "SELECT exchange_id, index, call_id, name, arguments_raw, arguments, parse_error "
+            f'FROM tool_calls {where} ORDER BY exchange_id, "index"',
             ids,
         ),
         offered=r.rows(
