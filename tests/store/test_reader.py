@@ -24,6 +24,22 @@ def test_duckdb_errors_come_back_as_query_errors(seeded_capture):
         r.rows("SELECT * FROM nope")
 
 
+def test_an_id_table_filters_several_queries_by_one_list(seeded_capture):
+    with store.reading(seeded_capture) as r:
+        ids = sorted(x[0] for x in r.rows("SELECT exchange_id FROM exchanges"))
+        where = r.id_table("wanted", [ids[0], ids[-1], "nope", 'it\'s "odd"'])
+        assert where == "IN (SELECT id FROM wanted)"
+        found = r.rows(f"SELECT exchange_id FROM exchanges WHERE exchange_id {where} ORDER BY 1")
+        assert [x[0] for x in found] == [ids[0], ids[-1]]
+        assert r.scalar("SELECT count(*) FROM wanted") == 4
+        r.id_table("wanted", [])  # a second list replaces the first
+        assert r.scalar("SELECT count(*) FROM wanted") == 0
+        with pytest.raises(ValueError, match="not a table name"):
+            r.id_table("x; DROP TABLE exchanges", ids)
+    with store.reading(seeded_capture) as r, pytest.raises(store.QueryError):
+        r.scalar("SELECT count(*) FROM wanted")  # the table was the batch's own
+
+
 def test_a_reader_does_not_hold_the_capture_after_its_batch(tmp_path):
     capture = seed_capture(tmp_path / "cap")
     with store.reading(capture) as r:

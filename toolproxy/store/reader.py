@@ -39,6 +39,22 @@ class Reader:
         """Each row as `make(*row)` (a NamedTuple or dataclass with the columns' order)."""
         return [make(*row) for row in self.rows(sql, params)]
 
+    def id_table(self, name: str, ids: Sequence[str]) -> str:
+        """The ids as temporary table `name` (column `id`) of this batch, for several queries
+        filtering by one long list: bound as a list parameter, the list is converted again for
+        every query (45,000 ids: ~0.1 s a query). Returns the filter, `IN (SELECT id FROM
+        name)`; `name` is the store's own identifier, never the user's."""
+        if not name.isidentifier():
+            raise ValueError(f"not a table name: {name!r}")
+        try:
+            self._con.execute(
+                f"CREATE OR REPLACE TEMP TABLE {name} AS SELECT unnest($ids::VARCHAR[]) AS id",
+                {"ids": list(ids)},
+            )
+        except duckdb.Error as e:
+            raise QueryError(str(e)) from e
+        return f"IN (SELECT id FROM {name})"
+
     def scalar(self, sql: str, params: Params = None) -> Any:
         found = self.rows(sql, params)
         return found[0][0] if found else None

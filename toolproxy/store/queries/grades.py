@@ -25,10 +25,9 @@ class ObservationRows(NamedTuple):
 
 
 def observation_rows(r: Reader, exchange_ids: list[str]) -> ObservationRows:
-    """Four queries whatever the number of ids (they go in as one list parameter); each
-    distinct offered schema once, by its hash."""
-    ids = {"ids": exchange_ids}
-    where = f"WHERE {in_ids('exchange_id', 'ids')}"
+    """Four queries whatever the number of ids (kept once, as a temporary table, for all
+    four); each distinct offered schema once, by its hash."""
+    where = f"WHERE exchange_id {r.id_table('graded_ids', exchange_ids)}"
     return ObservationRows(
         exchanges=r.typed(
             GradedExchange,
@@ -36,22 +35,18 @@ def observation_rows(r: Reader, exchange_ids: list[str]) -> ObservationRows:
             "finish_reason, assistant_text, parse_status, parse_error, wire_format, "
             "status_code, error_kind, error_message, request_params->'response_format', "
             f"request_params->'text' FROM exchanges {where}",
-            ids,
         ),
         calls=r.rows(
             "SELECT exchange_id, index, call_id, name, arguments_raw, arguments, parse_error "
             f'FROM tool_calls {where} ORDER BY exchange_id, "index"',
-            ids,
         ),
         offered=r.rows(
             f"SELECT exchange_id, position, name, schema_hash FROM tools_offered {where} "
             "ORDER BY exchange_id, position",
-            ids,
         ),
         schemas=r.rows(
             f"SELECT schema_hash, any_value(parameters) FROM tools_offered {where} "
             "GROUP BY schema_hash",
-            ids,
         ),
     )
 
