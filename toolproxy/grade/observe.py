@@ -182,10 +182,9 @@ def read_observations(r: Reader, ids: list[str]) -> dict[str, Observation | Ungr
     for eid, _, name, key in offered:
         offered_of.setdefault(eid, []).append({"name": name, "parameters": schema_of.get(key)})
     result: dict[str, Observation | Ungradable] = {}
-    none: list[ToolCall] = []
     for row in exchanges:
         eid = row.exchange_id
-        found = calls_of.get(eid, none)
+        found = calls_of.get(eid, [])
         problem = check_row(row, len(found))
-        result[eid] = problem or _observation(row, found if found else [], offered_of.get(eid, []))
+        result[eid] = problem or _observation(row, found, offered_of.get(eid, []))
     return result
