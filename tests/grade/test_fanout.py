@@ -106,6 +106,9 @@ def test_parts_grade_as_one_process_does(capture, tmp_path) -> None:  # noqa: F8
     # one segment file per run, as from one process: whole or absent
     grade_files = sorted(p.parent.name for p in capture.glob("segments/grade-*/grades.*.jsonl"))
     assert len(grade_files) == len(set(grade_files)) == 3
+    # the workers' lines came through files of their own, joined into that one and removed
+    assert not list(capture.glob("segments/*/*.tmp"))
+    assert len(list(capture.glob("segments/grade-*"))) == 3
 
 
 def test_json_output_is_the_same_in_parts(capture, tmp_path) -> None:  # noqa: F811
@@ -148,7 +151,7 @@ def test_problems_across_parts_are_reported_as_one_process_reports_them(
     for wanted in ("cases.jsonl:151: not valid JSON", "duplicate id", "calls", "needs exchange_id"):
         assert wanted in errs["1"]
     assert errs["1"].count("duplicate id") == 2
-    assert not list(capture.glob("segments/grade-*/grades.*.jsonl"))  # nothing written
+    assert not list(capture.glob("segments/grade-*"))  # nothing written, no folder left
 
 
 def test_a_taken_run_name_is_refused_before_anything_is_written(capture, tmp_path) -> None:  # noqa: F811
@@ -160,6 +163,7 @@ def test_a_taken_run_name_is_refused_before_anything_is_written(capture, tmp_pat
     assert done.stderr.startswith("toolproxy: run 'x' already has 100 grades")
     assert "Traceback" not in done.stderr and "KeyboardInterrupt" not in done.stderr
     assert sorted(capture.glob("segments/grade-*/*")) == files
+    assert {f.parent for f in files} == set(capture.glob("segments/grade-*"))  # no new folder
 
 
 def test_yaml_files_and_a_judge_grade_in_one_process(capture, tmp_path) -> None:  # noqa: F811
@@ -210,7 +214,7 @@ def test_stopping_midway_leaves_no_worker_and_no_run(capture, tmp_path, how) -> 
     assert proc.returncode == (130 if how == "ctrl-c" else 143)
     assert "Traceback" not in err
     assert all(gone(pid) for pid in workers)
-    assert not list(capture.glob("segments/grade-*/grades.*.jsonl"))
+    assert not list(capture.glob("segments/grade-*"))  # staged lines removed with their folder
 
 
 def test_a_worker_killed_by_the_system_fails_the_run_clearly(capture, tmp_path) -> None:  # noqa: F811
@@ -219,5 +223,5 @@ def test_a_worker_killed_by_the_system_fails_the_run_clearly(capture, tmp_path) 
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 1 and out == ""
     assert err.startswith("toolproxy: a grading worker died") and err.count("\n") == 1
-    assert not list(capture.glob("segments/grade-*/grades.*.jsonl"))
+    assert not list(capture.glob("segments/grade-*"))
     assert all(gone(pid) for pid in workers)

@@ -364,6 +364,25 @@ def test_import_validates_and_writes(tmp_path, capsys):
     assert "wrote 3 cases" in capsys.readouterr().out
 
 
+def test_labeling_runs_with_the_collector_paused_and_gives_it_back(tmp_path, monkeypatch):
+    # 90,818 cases: 8.4 s with the cyclic collector walking them, 7.0 s without
+    import gc
+
+    import toolproxy.grade.labeling as labeling
+
+    seen = []
+    write = labeling.write_cases
+
+    def watched(*args: Any, **kwargs: Any) -> Any:
+        seen.append(gc.isenabled())
+        return write(*args, **kwargs)
+
+    monkeypatch.setattr(labeling, "write_cases", watched)
+    assert label("--import", FIXTURES / "good.jsonl", "--out", tmp_path / "c.jsonl") == 0
+    assert seen == [False]
+    assert gc.isenabled()
+
+
 def test_import_reports_every_bad_line(tmp_path, capsys):
     dataset = tmp_path / "data.jsonl"
     dataset.write_text(

@@ -45,6 +45,33 @@ def test_write_makes_one_file_per_nonempty_table(tmp_path: Path) -> None:
     )
 
 
+def test_parts_written_elsewhere_join_the_file_in_order(tmp_path: Path) -> None:
+    writer = SegmentWriter(tmp_path, "grade-1")
+    parts = [writer.part_path("grades", k) for k in range(3)]
+    assert [p.name for p in parts] == [f"grades.part{k}.jsonl.tmp" for k in range(3)]
+    assert parse_segment_name(parts[0].name) is None  # never read, never numbered
+    big = b"".join(b'{"case_id": "c%d"}\n' % i for i in range(50_000))  # past one copy call
+    parts[0].write_bytes(big)
+    parts[1].write_bytes(b"")
+    parts[2].write_bytes(b'{"case_id": "last of the parts"}\n')
+    encoded = {"grades": b'{"case_id": "own"}\n', "schema_checks": b'{"schema_hash": "h"}\n'}
+    written = writer.write_encoded(encoded, {"grades": parts})
+    assert [p.name for p in written] == [
+        "schema_checks.0000000001.jsonl",
+        "grades.0000000001.jsonl",
+    ]
+    assert written[1].read_bytes() == big + parts[2].read_bytes() + encoded["grades"]
+    assert all(p.exists() for p in parts)  # the caller's to remove
+    assert not list(writer.dir.glob("grades.0*.tmp"))
+    # parts alone make the file too
+    (only,) = writer.write_encoded({}, {"grades": [parts[2]]})
+    assert only.name == "grades.0000000002.jsonl" and only.read_bytes() == parts[2].read_bytes()
+    with pytest.raises(ValueError, match="unknown table"):
+        writer.part_path("nope", 0)
+    with pytest.raises(ValueError, match="unknown tables"):
+        writer.write_encoded({}, {"nope": parts})
+
+
 def test_write_serialises_datetimes_and_survives_lone_surrogates(tmp_path: Path) -> None:
     at = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
     (path,) = SegmentWriter(tmp_path, "p1", sync=False).write(

@@ -16,6 +16,13 @@ if TYPE_CHECKING:
 
 def cmd_label(args: argparse.Namespace) -> int:
     """Turn recorded calls into expectation cases (accept as they are, then edit)."""
+    from toolproxy.util.gctools import paused_gc
+
+    with paused_gc():  # as `grade`: many objects, no cycles (90,818 cases: 8.4 -> 7.0 s)
+        return _label(args)
+
+
+def _label(args: argparse.Namespace) -> int:
     import sys
 
     from toolproxy.cli.filters import filter_fields, resolve_prefixes

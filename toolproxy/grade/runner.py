@@ -232,12 +232,24 @@ def fresh_verdicts(known: dict[str, str | None], checked_at: str) -> list[dict[s
     ]
 
 
-def write_run(capture: Path | str, lines: Sequence[bytes], verdicts: Sequence[Any]) -> None:
+def write_run(
+    capture: Path | str,
+    lines: Sequence[bytes],
+    verdicts: Sequence[Any],
+    writer: SegmentWriter | None = None,
+    parts: Sequence[Path] = (),
+) -> None:
     """A run's encoded grades and its new schema verdicts, in one segment file (the run is in
-    the store whole or not at all)."""
-    writer = SegmentWriter(capture, f"grade-{_stamp()}-{secrets.token_hex(3)}")
+    the store whole or not at all). `parts`: files of grades lines written by `writer`'s
+    workers (`run_writer`, `SegmentWriter.part_path`), which come first."""
+    writer = writer or run_writer(capture)
     encoded = {"grades": b"".join(lines), "schema_checks": writer.encode("schema_checks", verdicts)}
-    writer.write_encoded(encoded)
+    writer.write_encoded(encoded, {"grades": parts})
+
+
+def run_writer(capture: Path | str) -> SegmentWriter:
+    """The segment writer of one grading run (a folder of its own in the capture)."""
+    return SegmentWriter(capture, f"grade-{_stamp()}-{secrets.token_hex(3)}")
 
 
 def next_run_name(run: str, taken: Sequence[str]) -> str:

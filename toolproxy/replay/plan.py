@@ -158,13 +158,16 @@ def _results(row: ModelTurn, results: Results) -> list[RecordedResult]:
     ]
 
 
-def _convert(row: ModelTurn, offered: list[dict[str, Any]], notes: Counter[str]) -> ChatRequest:
+def _convert(
+    row: ModelTurn, params: Any, offered: list[dict[str, Any]], notes: Counter[str]
+) -> ChatRequest:
+    """`row` as Chat Completions; `params`: its request_params decoded (read, not changed)."""
     chat = to_chat(
         row.wire_format,
         decoded(row.messages),
         row.system,
         offered,
-        decoded(row.request_params),
+        params,
         owned=True,  # decoded here, for this conversion alone
     )
     notes.update(set(chat.notes))
@@ -199,14 +202,15 @@ def _is_reply(message: dict[str, Any], calls: list[ToolCall]) -> bool:
     return [s.get("name") for s in sent] == [c.name for c in calls]
 
 
-def _previous_response(row: ModelTurn) -> str | None:
-    params = decoded(row.request_params)
+def _previous_response(params: Any) -> str | None:
+    """The Responses turn a request chained to (`previous_response_id` of its decoded
+    request_params), if any."""
     return params.get("previous_response_id") if isinstance(params, dict) else None
 
 
-def _added(prev: dict[str, Any], chat: ChatRequest, row: ModelTurn) -> list[Row] | None:
-    """What the agent added after the previous step's reply, or None: not a continuation."""
-    chained = _previous_response(row)
+def _added(prev: dict[str, Any], chat: ChatRequest, chained: str | None) -> list[Row] | None:
+    """What the agent added after the previous step's reply, or None: not a continuation
+    (`chained`: the turn's `previous_response_id`)."""
     if chained and chained == prev["row"].response_id:
         # only the new items were sent; `instructions` came again as leading system messages
         return list(dropwhile(lambda m: m.get("role") == "system", chat.messages))
@@ -264,15 +268,17 @@ def plan_from_capture(capture: Path, filters: PlanFilters) -> Plan:
     calls, offered, results = _children(capture, [r.exchange_id for r in usable])
     open_items: dict[str | None, tuple[ReplayItem, dict[str, Any]]] = {}
     for row in usable:
-        chat = _convert(row, offered.get(row.exchange_id, []), plan.notes)
+        params = decoded(row.request_params)  # once a row: the conversion reads it too
+        chat = _convert(row, params, offered.get(row.exchange_id, []), plan.notes)
+        chained = _previous_response(params)
         made = calls.get(row.exchange_id, [])
         session = row.session_id
         current = open_items.get(session) if filters.per == "session" else None
-        added = _added(current[1], chat, row) if current else None
+        added = _added(current[1], chat, chained) if current else None
         if current is not None and added is not None:
             current[0].steps.append(_step(row, chat, added, made, results))
         else:
-            if _previous_response(row):
+            if chained:
                 plan.notes[STATEFUL_NOTE] += 1
             step = _step(row, chat, chat.messages, made, results)
             if filters.per == "exchange":

@@ -20,10 +20,11 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 from collections.abc import Mapping, Sequence
 from datetime import date, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import orjson
 from pydantic import BaseModel
@@ -160,6 +161,21 @@ def encode_plain_row(row: Mapping[str, Any], max_bytes: int = MAX_LINE_BYTES) ->
     return data if len(data) < max_bytes else encode_row(row, max_bytes)
 
 
+def _copy_file(src: BinaryIO, dst: BinaryIO) -> None:
+    """All of `src` appended to `dst` (both open files), in the kernel where it can."""
+    dst.flush()
+    size = os.fstat(src.fileno()).st_size
+    try:
+        while size > 0:
+            copied = os.copy_file_range(src.fileno(), dst.fileno(), size)
+            if copied == 0:
+                break
+            size -= copied
+    except OSError:  # a file system or kernel without it: through Python
+        pass
+    shutil.copyfileobj(src, dst)  # the rest, if any (its position follows copy_file_range)
+
+
 def fsync_path(path: Path) -> None:
     """fsync a file or a folder (a folder: so a rename in it is durable)."""
     fd = os.open(path, os.O_RDONLY)
@@ -214,17 +230,23 @@ class SegmentWriter:
         encode = encode_plain_row if table in PLAIN_TABLES else encode_row
         return b"".join(encode(row, self.max_line_bytes) for row in rows)
 
-    def write_encoded(self, batch: Mapping[str, bytes]) -> list[Path]:
-        """`write` for lines already encoded by `encode` (table -> lines)."""
-        unknown = set(batch) - set(TABLES)
+    def write_encoded(
+        self, batch: Mapping[str, bytes], parts: Mapping[str, Sequence[Path]] | None = None
+    ) -> list[Path]:
+        """`write` for lines already encoded by `encode` (table -> lines). `parts`: table ->
+        files of lines encoded elsewhere (`part_path`: by forked workers), joined in order
+        before the table's lines in `batch`; the caller removes them after."""
+        parts = parts or {}
+        unknown = (set(batch) | set(parts)) - set(TABLES)
         if unknown:
             raise ValueError(f"unknown tables: {sorted(unknown)}")
-        tables = [t for t in _WRITE_ORDER if batch.get(t)]
+        tables = [t for t in _WRITE_ORDER if batch.get(t) or parts.get(t)]
         if not tables:
             return []
         self.seq += 1
         staged = [
-            (self._stage(t, batch[t]), self.dir / f"{t}.{self.seq:010d}{SUFFIX}") for t in tables
+            (self._stage(t, batch.get(t, b""), parts.get(t, ())), self.dir / self._name(t))
+            for t in tables
         ]
         for tmp, final in staged:
             os.rename(tmp, final)
@@ -232,9 +254,23 @@ class SegmentWriter:
             fsync_path(self.dir)
         return [final for _, final in staged]
 
-    def _stage(self, table: str, data: bytes) -> Path:
-        tmp = self.dir / f"{table}.{self.seq:010d}{SUFFIX}.tmp"
+    def part_path(self, table: str, k: int) -> Path:
+        """Where a helper process `k` writes its lines of `table` for `write_encoded(parts=)`:
+        in this writer's folder, a `.tmp` name readers never match (and that compaction
+        removes once stale, when a crash leaves it)."""
+        if table not in TABLES:
+            raise ValueError(f"unknown table: {table!r}")
+        return self.dir / f"{table}.part{k}{SUFFIX}.tmp"
+
+    def _name(self, table: str) -> str:
+        return f"{table}.{self.seq:010d}{SUFFIX}"
+
+    def _stage(self, table: str, data: bytes, parts: Sequence[Path] = ()) -> Path:
+        tmp = self.dir / f"{self._name(table)}.tmp"
         with open(tmp, "wb") as f:
+            for part in parts:
+                with open(part, "rb") as src:
+                    _copy_file(src, f)
             f.write(data)
             f.flush()
             if self.sync:

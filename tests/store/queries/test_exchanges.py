@@ -3,6 +3,8 @@ one exchange in full."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from tests.seeded import at
@@ -191,3 +193,20 @@ def test_known_ids_are_those_the_capture_holds(seeded_capture):
         some = [row[0] for row in r.rows("SELECT exchange_id FROM exchanges LIMIT 2")]
         assert exchanges.known_ids(r, [*some, "nosuch"]) == set(some)
         assert exchanges.known_ids(r, []) == set()
+
+
+def test_offered_tools_decode_each_schema_once_and_share_it(seeded_capture):
+    with store.reading(seeded_capture) as r:
+        ids = [eid for (eid,) in r.rows("SELECT exchange_id FROM exchanges")]
+        stored = r.rows(
+            "SELECT exchange_id, position, parameters FROM tools_offered "
+            "ORDER BY exchange_id, position"
+        )
+        rows = exchanges.offered_tools(r, ids)
+    assert [(o.exchange_id, o.position) for o in rows] == [(e, p) for e, p, _ in stored]
+    assert [o.parameters for o in rows] == [json.loads(t) for _, _, t in stored]
+    by_text: dict[str, set[int]] = {}
+    for o, (_, _, text) in zip(rows, stored, strict=True):
+        by_text.setdefault(text, set()).add(id(o.parameters))
+    assert any(len([1 for _, _, t in stored if t == text]) > 1 for text in by_text)  # shapes
+    assert all(len(objects) == 1 for objects in by_text.values())

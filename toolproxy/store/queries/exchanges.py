@@ -268,17 +268,23 @@ def structured_replies(r: Reader, exchange_ids: list[str]) -> list[tuple[str, st
 
 
 def offered_tools(r: Reader, exchange_ids: list[str]) -> list[OfferedRow]:
-    """The tools these exchanges offered, by exchange then position."""
-    return [
-        o._replace(parameters=decoded(o.parameters))
-        for o in r.typed(
-            OfferedRow,
-            "SELECT exchange_id, position, name, kind, description, parameters, schema_hash "
-            f"FROM tools_offered WHERE {in_ids('exchange_id', 'ids')} "
-            "ORDER BY exchange_id, position",
-            {"ids": exchange_ids},
-        )
-    ]
+    """The tools these exchanges offered, by exchange then position. Each distinct
+    `parameters` text is decoded once and its value shared by every row that holds it (one
+    tool offered in 90,000 requests: one decode, one object; treat it as read-only, as the
+    grader's compiled-schema cache does)."""
+    seen: dict[Any, Any] = {}
+    found = []
+    for eid, position, name, kind, description, text, key in r.rows(
+        "SELECT exchange_id, position, name, kind, description, parameters, schema_hash "
+        f"FROM tools_offered WHERE {in_ids('exchange_id', 'ids')} "
+        "ORDER BY exchange_id, position",
+        {"ids": exchange_ids},
+    ):
+        parameters = seen.get(text, seen) if isinstance(text, str) else text
+        if parameters is seen:
+            parameters = seen[text] = decoded(text)
+        found.append(OfferedRow(eid, position, name, kind, description, parameters, key))
+    return found
 
 
 def call_results(r: Reader, exchange_ids: list[str]) -> list[ResultRow]:
