@@ -166,6 +166,21 @@ def test_a_taken_run_name_is_refused_before_anything_is_written(capture, tmp_pat
     assert {f.parent for f in files} == set(capture.glob("segments/grade-*"))  # no new folder
 
 
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_a_path_that_is_no_capture_is_refused_and_left_as_it_was(tmp_path, jobs) -> None:
+    cases = write_jsonl(tmp_path / "cases.jsonl", many_cases(100))
+    for missing in (tmp_path / "typo", tmp_path / "empty"):
+        if missing.name == "empty":
+            missing.mkdir()
+        done = run("grade", str(cases), "-c", str(missing), "--run", "x", "-j", jobs)
+        assert done.returncode == 2 and done.stdout == ""
+        assert (
+            done.stderr
+            == f"toolproxy: {missing} is not a toolproxy capture: no capture.duckdb in it\n"
+        )
+        assert not missing.exists() or not list(missing.iterdir())  # no capture made of it
+
+
 def test_yaml_files_and_a_judge_grade_in_one_process(capture, tmp_path) -> None:  # noqa: F811
     path = tmp_path / "cases.yaml"
     path.write_text(json.dumps([{"id": "a", "exchange_id": "ex-good", "calls": WEATHER_PARIS}]))

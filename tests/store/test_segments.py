@@ -19,6 +19,7 @@ from toolproxy.store.segments import (
     encode_row,
     list_segments,
     parse_segment_name,
+    part_name,
     read_high_water,
     segment_glob,
     write_high_water,
@@ -47,7 +48,7 @@ def test_write_makes_one_file_per_nonempty_table(tmp_path: Path) -> None:
 
 def test_parts_written_elsewhere_join_the_file_in_order(tmp_path: Path) -> None:
     writer = SegmentWriter(tmp_path, "grade-1")
-    parts = [writer.part_path("grades", k) for k in range(3)]
+    parts = [writer.dir / part_name("grades", k) for k in range(3)]
     assert [p.name for p in parts] == [f"grades.part{k}.jsonl.tmp" for k in range(3)]
     assert parse_segment_name(parts[0].name) is None  # never read, never numbered
     big = b"".join(b'{"case_id": "c%d"}\n' % i for i in range(50_000))  # past one copy call
@@ -67,7 +68,7 @@ def test_parts_written_elsewhere_join_the_file_in_order(tmp_path: Path) -> None:
     (only,) = writer.write_encoded({}, {"grades": [parts[2]]})
     assert only.name == "grades.0000000002.jsonl" and only.read_bytes() == parts[2].read_bytes()
     with pytest.raises(ValueError, match="unknown table"):
-        writer.part_path("nope", 0)
+        part_name("nope", 0)
     with pytest.raises(ValueError, match="unknown tables"):
         writer.write_encoded({}, {"nope": parts})
 

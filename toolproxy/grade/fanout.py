@@ -42,10 +42,11 @@ from toolproxy.grade.runner import (
     grade_cases,
     read_inputs,
     refuse_taken,
-    run_writer,
+    run_folder,
     summarize,
     write_run,
 )
+from toolproxy.store.segments import SEGMENTS_DIR, part_name
 
 MIN_CHARS = 2_000_000  # about 15,000 cases: below it forking costs more than it saves
 
@@ -88,7 +89,7 @@ class _Job:
     texts: list[str]
     parts: list[Part]
     keep_rows: bool
-    staged: list[Path]  # part k's grades lines go to file k (`SegmentWriter.part_path`)
+    staged: list[Path]  # part k's grades lines go to file k (`segments.part_name`)
 
 
 @dataclass
@@ -186,8 +187,12 @@ def grade_in_parts(
     # would import it again, 0.2 s each.
     import toolproxy.store.reader  # noqa: F401
 
-    writer = run_writer(capture)  # its folder only: no DuckDB
-    staged = [writer.part_path("grades", k) for k in range(len(parts))]
+    # where each worker stages its lines: the run's folder, made by a worker only once the
+    # capture opened (a folder of segments would make a capture of any path)
+    folder = run_folder()
+    staged = [
+        Path(capture) / SEGMENTS_DIR / folder / part_name("grades", k) for k in range(len(parts))
+    ]
     job = _Job(
         str(capture), run, graded_at, [Path(p) for p in paths], texts, parts, keep_rows, staged
     )
@@ -201,9 +206,9 @@ def grade_in_parts(
         if any(d.written for d in done):
             verdicts = {v["schema_hash"]: v for d in done for v in d.verdicts}  # once per schema
             grades = [path for path, d in zip(staged, done, strict=True) if d.written]
-            write_run(capture, [], list(verdicts.values()), writer, grades)
+            write_run(capture, [], list(verdicts.values()), folder, grades)
     finally:
-        _clear(writer.dir, staged)
+        _clear(staged)
     tallies = [d.tally for d in done if d.tally is not None]
     rows = [r for d in done for r in d.rows or []] if keep_rows else None
     outcome = _merged(tallies, rows)
@@ -287,6 +292,7 @@ def _grade_part(k: int) -> _Done:
     grading = Grading(job.run, job.graded_at, None, inputs.server_tools)
     rows, lines = grade_cases(grading, cases, inputs)
     if lines:  # to a file, not back through the pool's pipe (36 MB a worker: 0.3 s)
+        job.staged[k].parent.mkdir(parents=True, exist_ok=True)  # the capture opened above
         job.staged[k].write_bytes(lines)
     verdicts = fresh_verdicts(inputs.known, job.graded_at)
     kept = rows if job.keep_rows else None
@@ -294,13 +300,13 @@ def _grade_part(k: int) -> _Done:
     return _Done(read_issues, checked, len(lines), _tally(rows), verdicts, kept)
 
 
-def _clear(folder: Path, staged: Sequence[Path]) -> None:
+def _clear(staged: Sequence[Path]) -> None:
     """The workers' staged files gone, and the run's folder too when nothing was written."""
     for path in staged:
         path.unlink(missing_ok=True)
     try:
-        folder.rmdir()  # only when empty: a run that wrote nothing leaves no folder
-    except OSError:
+        staged[0].parent.rmdir()  # only when empty: a run that wrote nothing leaves none
+    except (OSError, IndexError):
         pass
 
 

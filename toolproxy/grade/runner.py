@@ -236,20 +236,21 @@ def write_run(
     capture: Path | str,
     lines: Sequence[bytes],
     verdicts: Sequence[Any],
-    writer: SegmentWriter | None = None,
+    folder: str | None = None,
     parts: Sequence[Path] = (),
 ) -> None:
     """A run's encoded grades and its new schema verdicts, in one segment file (the run is in
-    the store whole or not at all). `parts`: files of grades lines written by `writer`'s
-    workers (`run_writer`, `SegmentWriter.part_path`), which come first."""
-    writer = writer or run_writer(capture)
+    the store whole or not at all), in the run's own segment folder (`folder`, a
+    `run_folder` name; a new one when None). `parts`: files of grades lines that workers
+    wrote in that folder (`segments.part_name`), which come first."""
+    writer = SegmentWriter(capture, folder or run_folder())
     encoded = {"grades": b"".join(lines), "schema_checks": writer.encode("schema_checks", verdicts)}
     writer.write_encoded(encoded, {"grades": parts})
 
 
-def run_writer(capture: Path | str) -> SegmentWriter:
-    """The segment writer of one grading run (a folder of its own in the capture)."""
-    return SegmentWriter(capture, f"grade-{_stamp()}-{secrets.token_hex(3)}")
+def run_folder() -> str:
+    """A new name for one grading run's segment folder (its writer's proxy id)."""
+    return f"grade-{_stamp()}-{secrets.token_hex(3)}"
 
 
 def next_run_name(run: str, taken: Sequence[str]) -> str:

@@ -161,6 +161,15 @@ def encode_plain_row(row: Mapping[str, Any], max_bytes: int = MAX_LINE_BYTES) ->
     return data if len(data) < max_bytes else encode_row(row, max_bytes)
 
 
+def part_name(table: str, k: int) -> str:
+    """The file helper process `k` writes its lines of `table` to, in a writer's folder, for
+    `SegmentWriter.write_encoded(parts=)`: a `.tmp` name readers never match, and that
+    compaction removes once stale (when a crash leaves it)."""
+    if table not in TABLES:
+        raise ValueError(f"unknown table: {table!r}")
+    return f"{table}.part{k}{SUFFIX}.tmp"
+
+
 def _copy_file(src: BinaryIO, dst: BinaryIO) -> None:
     """All of `src` appended to `dst` (both open files), in the kernel where it can."""
     dst.flush()
@@ -234,7 +243,7 @@ class SegmentWriter:
         self, batch: Mapping[str, bytes], parts: Mapping[str, Sequence[Path]] | None = None
     ) -> list[Path]:
         """`write` for lines already encoded by `encode` (table -> lines). `parts`: table ->
-        files of lines encoded elsewhere (`part_path`: by forked workers), joined in order
+        files of lines encoded elsewhere (`part_name`: by forked workers), joined in order
         before the table's lines in `batch`; the caller removes them after."""
         parts = parts or {}
         unknown = (set(batch) | set(parts)) - set(TABLES)
@@ -253,14 +262,6 @@ class SegmentWriter:
         if self.sync:
             fsync_path(self.dir)
         return [final for _, final in staged]
-
-    def part_path(self, table: str, k: int) -> Path:
-        """Where a helper process `k` writes its lines of `table` for `write_encoded(parts=)`:
-        in this writer's folder, a `.tmp` name readers never match (and that compaction
-        removes once stale, when a crash leaves it)."""
-        if table not in TABLES:
-            raise ValueError(f"unknown table: {table!r}")
-        return self.dir / f"{table}.part{k}{SUFFIX}.tmp"
 
     def _name(self, table: str) -> str:
         return f"{table}.{self.seq:010d}{SUFFIX}"
