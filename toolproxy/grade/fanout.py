@@ -190,25 +190,21 @@ def grade_in_parts(
     # where each worker stages its lines: the run's folder, made by a worker only once the
     # capture opened (a folder of segments would make a capture of any path)
     folder = run_folder()
-    staged = [
-        Path(capture) / SEGMENTS_DIR / folder / part_name("grades", k) for k in range(len(parts))
-    ]
-    job = _Job(
+    stage = Path(capture) / SEGMENTS_DIR / folder
+    staged = [stage / part_name("grades", k) for k in range(len(parts))]
+    _JOB = _Job(
         str(capture), run, graded_at, [Path(p) for p in paths], texts, parts, keep_rows, staged
     )
     try:
-        _JOB = job
-        try:
-            done = _run_workers(min(jobs, len(parts)), len(parts))
-        finally:
-            _JOB = None
+        done = _run_workers(min(jobs, len(parts)), len(parts))
         _raise_issues(paths, parts, done)
         if any(d.written for d in done):
             verdicts = {v["schema_hash"]: v for d in done for v in d.verdicts}  # once per schema
             grades = [path for path, d in zip(staged, done, strict=True) if d.written]
             write_run(capture, [], list(verdicts.values()), folder, grades)
     finally:
-        _clear(staged)
+        _JOB = None
+        _clear(stage, staged)
     tallies = [d.tally for d in done if d.tally is not None]
     rows = [r for d in done for r in d.rows or []] if keep_rows else None
     outcome = _merged(tallies, rows)
@@ -300,13 +296,13 @@ def _grade_part(k: int) -> _Done:
     return _Done(read_issues, checked, len(lines), _tally(rows), verdicts, kept)
 
 
-def _clear(staged: Sequence[Path]) -> None:
-    """The workers' staged files gone, and the run's folder too when nothing was written."""
+def _clear(stage: Path, staged: Sequence[Path]) -> None:
+    """The workers' staged files gone, and their folder too when nothing was written."""
     for path in staged:
         path.unlink(missing_ok=True)
     try:
-        staged[0].parent.rmdir()  # only when empty: a run that wrote nothing leaves none
-    except (OSError, IndexError):
+        stage.rmdir()  # only when empty (or absent): a run that wrote nothing leaves none
+    except OSError:
         pass
 
 

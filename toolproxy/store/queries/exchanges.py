@@ -272,7 +272,7 @@ def offered_tools(r: Reader, exchange_ids: list[str]) -> list[OfferedRow]:
     `parameters` text is decoded once and its value shared by every row that holds it (one
     tool offered in 90,000 requests: one decode, one object; treat it as read-only, as the
     grader's compiled-schema cache does)."""
-    seen: dict[Any, Any] = {}
+    seen: dict[str | None, Any] = {}  # the stored text -> its value
     found = []
     for eid, position, name, kind, description, text, key in r.rows(
         "SELECT exchange_id, position, name, kind, description, parameters, schema_hash "
@@ -280,10 +280,9 @@ def offered_tools(r: Reader, exchange_ids: list[str]) -> list[OfferedRow]:
         "ORDER BY exchange_id, position",
         {"ids": exchange_ids},
     ):
-        parameters = seen.get(text, seen) if isinstance(text, str) else text
-        if parameters is seen:
-            parameters = seen[text] = decoded(text)
-        found.append(OfferedRow(eid, position, name, kind, description, parameters, key))
+        if text not in seen:
+            seen[text] = decoded(text)
+        found.append(OfferedRow(eid, position, name, kind, description, seen[text], key))
     return found
 
 
