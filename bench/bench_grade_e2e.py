@@ -12,11 +12,13 @@ For each, interleaved over --rounds rounds (median, and the range):
 
 1. grade     `toolproxy grade CASES --run NAME` in a process of its own: load and check
              the cases, read the capture, grade, write the run (interpreter start
-             included), into a fresh copy of the capture each time (a capture's earlier
-             runs cost the run-name check a scan of their grades). The copy is opened once
-             before the clock starts: a capture's first open in a new folder rewrites its
-             views for that folder (0.3-0.5 s, timed and printed apart), which a capture
-             graded where it was recorded never pays
+             included), into a fresh copy of the capture each time. The copy is opened
+             once before the clock starts: a capture's first open in a new folder rewrites
+             its views for that folder (0.3-0.5 s, timed and printed apart), which a
+             capture graded where it was recorded never pays
+   grade, 10 runs held  the same into a copy already holding 10 earlier runs of these
+             cases (one graded, nine copies of it under other names): what re-grading
+             into the same capture meets (the run-name check once read every held grade)
    grade -j1 the same in one process (`--jobs 1`; `grade` forks one worker per core)
    grade, pure core  `grade` on the pure Python core (`TOOLPROXY_PURE=1`), when the
              compiled one (`toolproxy/util/compiled.py`) is in use
@@ -49,6 +51,7 @@ from toolproxy.util.compiled import PURE_ENV, core, in_use
 
 TOOLPROXY = str(Path(sys.executable).with_name("toolproxy"))
 GOAL = 10_000
+HELD = 10  # earlier runs in the capture of the `grade, 10 runs held` arm
 PLAN = """
 import sys, time
 from pathlib import Path
@@ -91,12 +94,29 @@ print(time.perf_counter() - t0)
 
 
 def fresh_copy(capture: Path, src: str | None) -> float:
-    """A fresh copy of `capture` beside it, opened once by the version under test (its
-    views rewritten for the new folder): the seconds that first open took."""
+    """A fresh copy of `capture`, named `fresh`, beside it, opened once by the version under
+    test (its views rewritten for the new folder): the seconds that first open took."""
     fresh = capture.with_name("fresh")
     shutil.rmtree(fresh, ignore_errors=True)
     shutil.copytree(capture, fresh)
     return timed([sys.executable, "-c", SETTLE, str(fresh)], src)
+
+
+def holding_runs(capture: Path, cases: Path, runs: int) -> Path:
+    """A copy of `capture` beside it, named `held`, holding `runs` runs of `cases`: one
+    graded, the others its grades file under other run names (as a re-grade writes it)."""
+    held = capture.with_name("held")
+    shutil.copytree(capture, held)
+    grade = [TOOLPROXY, "grade", str(cases), "-c", str(held), "--run", "held-0"]
+    subprocess.run(grade, check=True, stdout=subprocess.DEVNULL)
+    (graded,) = held.glob("segments/grade-*/grades.*.jsonl")
+    lines = graded.read_bytes()
+    for k in range(1, runs):
+        folder = held / "segments" / f"grade-held-{k}"
+        folder.mkdir()
+        renamed = lines.replace(b'{"run":"held-0",', f'{{"run":"held-{k}",'.encode())
+        (folder / graded.name).write_bytes(renamed)
+    return held
 
 
 def arms(capture: Path, cases: Path, r: int, tag: str) -> dict[str, list[str]]:
@@ -108,6 +128,7 @@ def arms(capture: Path, cases: Path, r: int, tag: str) -> dict[str, list[str]]:
         one["grade, pure core"] = ["env", f"{PURE_ENV}=1", *grade]
     return {
         "grade": grade,
+        f"grade, {HELD} runs held": grade,
         **one,
         "label --import": [TOOLPROXY, "label", "-c", str(capture), "--import", str(cases)]
         + ["-o", str(out)],
@@ -133,6 +154,7 @@ def main() -> None:
             folder.mkdir()
             t0 = time.perf_counter()
             shapes[name] = grade_capture.build(folder, args.calls, schemas)
+            holding_runs(*shapes[name][:2], HELD)
             print(f"built {name}: {shapes[name][2]:,} cases in {time.perf_counter() - t0:.0f} s")
         times: dict[tuple[str, str, str], list[float]] = {}
         for r in range(args.rounds):
@@ -140,7 +162,8 @@ def main() -> None:
                 for version, src in versions.items():
                     for what, argv in arms(capture, cases, r, version).items():
                         if what.startswith("grade"):
-                            opened = fresh_copy(capture, src)
+                            held = "runs held" in what
+                            opened = fresh_copy(capture.with_name("held") if held else capture, src)
                             times.setdefault((name, "first open", version), []).append(opened)
                         times.setdefault((name, what, version), []).append(timed(argv, src))
         print(

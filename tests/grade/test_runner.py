@@ -168,6 +168,12 @@ def test_an_existing_run_is_never_overwritten(capture, tmp_path, capsys):
     assert "run 'r1' already has 2 grades" in err and "new --run name" in err
     assert len(grades(capture, "r1")) == 2
     assert grade(capture, cases, "r2") == 0
+    store.compact(capture)  # the runs' rows move from segment files into the catalog
+    assert grade(capture, cases, "r3") == 0
+    capsys.readouterr()
+    for taken, count in (("r1", 2), ("r3", 2)):  # one compacted, one not
+        assert grade(capture, cases, taken) == 2
+        assert f"run {taken!r} already has {count} grades" in capsys.readouterr().err
 
 
 def test_json_output(capture, tmp_path, capsys):

@@ -15,6 +15,7 @@ from toolproxy.store.segments import (
     SCHEMA_DIR,
     TABLES,
     SegmentWriter,
+    edge_lines,
     encode_plain_row,
     encode_row,
     list_segments,
@@ -221,3 +222,22 @@ def test_plain_tables_are_written_as_the_json_module_writes_them() -> None:
 )
 def test_rows_orjson_refuses_take_the_usual_path(row: dict[Any, Any]) -> None:
     assert encode_plain_row(row, max_bytes=256) == encode_row(row, max_bytes=256)
+
+
+@pytest.mark.parametrize(
+    ("text", "edges"),
+    [
+        (b"", (b"", b"")),
+        (b"one\n", (b"one", b"one")),
+        (b"one", (b"one", b"one")),
+        (b"one\ntwo\n", (b"one", b"two")),
+        (b"one\ntwo", (b"one", b"two")),
+        (b"a\n" + b"x" * 50 + b"\n" + b"last-" * 20 + b"\n", (b"a", b"last-" * 20)),
+        (b"a\n" + b"b\n" * 40 + b"end\n", (b"a", b"end")),
+    ],
+)
+def test_edge_lines_reads_the_first_and_last_line(tmp_path: Path, text: bytes, edges) -> None:
+    path = tmp_path / "f.jsonl"
+    path.write_bytes(text)
+    assert edge_lines(path) == edges
+    assert edge_lines(path, chunk=4) == edges  # a last line longer than a read from the end

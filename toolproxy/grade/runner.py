@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import secrets
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -137,10 +137,10 @@ def load_server_tools(capture: Path | str) -> list[tuple[str, str, Any]]:
 
 
 def refuse_taken(r: store.Reader, run: str) -> None:
-    """Raise UserError when `run` already has grades in the capture `r` reads."""
-    count = grade_reads.grade_count(r, run)
-    if count:
-        raise UserError(_run_taken(run, count, r.capture))
+    """Raise UserError when `run` already has grades in the capture `r` reads (the check
+    reads no other run's grades: `held_runs`; only a refusal counts the run's)."""
+    if run in grade_reads.held_runs(r):
+        raise UserError(_run_taken(run, grade_reads.grade_count(r, run), r.capture))
 
 
 def _run_taken(run: str, count: int, capture: Path | str) -> str:
@@ -253,7 +253,7 @@ def run_folder() -> str:
     return f"grade-{_stamp()}-{secrets.token_hex(3)}"
 
 
-def next_run_name(run: str, taken: Sequence[str]) -> str:
+def next_run_name(run: str, taken: Collection[str]) -> str:
     """The name a re-grade of `run` takes: `<run>-2`, then `-3`, … (a trailing `-N` of
     `run` itself counts up), the first one not `taken`."""
     base, _, n = run.rpartition("-")
@@ -270,7 +270,7 @@ def regrade(capture: Path | str, run: str, cases_file: Path) -> tuple[str, list[
     judge: (the new run's name, its rows)."""
     cases = load_cases([cases_file])
     with store.reading(capture) as r:
-        name = next_run_name(run, grade_reads.run_names(r))
+        name = next_run_name(run, grade_reads.held_runs(r))
     return name, grade_run(capture, cases, name, None)
 
 

@@ -163,9 +163,14 @@ def as_stored(table: str, present: Mapping[str, str]) -> str:
     return ", ".join(out)
 
 
+def pending_glob(root: Path, table: str) -> str:
+    """Glob literal matching every pending Parquet file of ``table`` (its placeholder too)."""
+    return literal(f"{root}/{pending_dir(table)}/*.parquet")
+
+
 def kv_files(root: Path, table: str, key: str) -> str:
     """SELECT of the absolute paths a pending Parquet file of ``table`` lists under ``key``."""
-    glob = literal(f"{root}/{pending_dir(table)}/*.parquet")
+    glob = pending_glob(root, table)
     return (
         f"SELECT {literal(f'{root}/')} || unnest(from_json(decode(value), '[\"VARCHAR\"]')) "
         f"FROM parquet_kv_metadata({glob}) WHERE decode(key) = {literal(key)}"
@@ -174,9 +179,9 @@ def kv_files(root: Path, table: str, key: str) -> str:
 
 def pending_rows(root: Path, table: str, present: Mapping[str, str]) -> str:
     """SELECT of a table's rows in pending Parquet files (``present``: their columns)."""
-    glob = literal(f"{root}/{pending_dir(table)}/*.parquet")
     return (
-        f"SELECT {as_stored(table, present)} FROM read_parquet({glob}, filename=true, "
+        f"SELECT {as_stored(table, present)} FROM read_parquet({pending_glob(root, table)}, "
+        "filename=true, "
         f"union_by_name=true) WHERE filename NOT IN ({kv_files(root, table, REPLACES_KEY)}) "
         "AND parse_filename(filename) NOT IN (SELECT file FROM cached_parquet)"
     )

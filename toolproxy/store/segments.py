@@ -96,6 +96,26 @@ def list_segments(capture_dir: Path) -> dict[str, list[Path]]:
     return found
 
 
+def edge_lines(path: Path, chunk: int = 1 << 16) -> tuple[bytes, bytes]:
+    """The first and the last line of a file, without their newlines (both the one line of
+    a one-line file, b"" when empty): all a reader needs of a segment file whose lines share
+    a key. The file is read from its end back only as far as its last line starts."""
+    with open(path, "rb") as f:
+        first = f.readline()
+        end = f.seek(0, os.SEEK_END)
+        head = first.rstrip(b"\n")
+        if end <= len(first):
+            return head, head
+        start = end
+        while True:
+            start = max(len(first), start - chunk)
+            f.seek(start)
+            body = f.read(end - start).rstrip(b"\n")
+            if b"\n" in body or start == len(first):
+                return head, body.rpartition(b"\n")[2]
+            chunk *= 2
+
+
 def read_high_water(proxy_dir: Path) -> int:
     """Highest seq compaction removed from this proxy folder (0 when none)."""
     try:

@@ -3,8 +3,13 @@ the grader and the report read."""
 
 from __future__ import annotations
 
+import duckdb
+
 from toolproxy import store
+from toolproxy.grade.rows import GradeRow
+from toolproxy.store import compaction
 from toolproxy.store.queries import grades
+from toolproxy.store.segments import SegmentWriter
 
 
 def test_runs_oldest_first_counted_on_each_case_latest_grade(seeded_capture):
@@ -95,3 +100,35 @@ def test_label_counts_and_the_cases_of_a_label(seeded_capture):
         (case,) = grades.cases_with_label(r, "g2", "no_call")
         assert grades.cases_with_label(r, "g1", "wrong_tool") == []
     assert (case.case_id, case.exchange_id, case.label) == ("case-a1", "a-1", "no_call")
+
+
+def _run_rows(run: str, n: int = 3) -> list[dict[str, object]]:
+    return [
+        GradeRow(run=run, graded_at="2026-11-26T00:00:00+00:00", source="capture",
+                 case_id=f"{run}-{i}", passed=True).as_row()
+        for i in range(n)
+    ]  # fmt: skip
+
+
+def test_held_runs_names_what_the_view_holds_without_reading_it_all(seeded_capture):
+    with store.reading(seeded_capture) as r:  # g1 and g2 share a file: read whole
+        assert grades.held_runs(r) == set(grades.run_names(r)) == {"g1", "g2"}
+
+
+def test_held_runs_finds_runs_in_every_part_of_the_store(tmp_path):
+    cap = store.init_capture(tmp_path / "cap")
+    SegmentWriter(cap, "old").write({"grades": _run_rows("compacted")})
+    store.compact(cap)  # in the catalog's cache now
+    SegmentWriter(cap, "pend").write({"grades": _run_rows("pending")})
+    with duckdb.connect() as con:  # a pending Parquet file, as a background round leaves
+        compaction.compact_folder(con, cap, cap / "segments" / "pend", set())
+    w = SegmentWriter(cap, "grade-1")
+    w.write({"grades": _run_rows("one-a")})
+    w.write({"grades": _run_rows("one-b", 1)})  # a one-line file
+    w.write({"grades": _run_rows("mixed-a", 2) + _run_rows("mixed-b", 2)})  # read whole
+    damaged = SegmentWriter(cap, "grade-2").write({"grades": _run_rows("damaged")})[0]
+    damaged.write_bytes(b"{not json\n" + damaged.read_bytes())  # the first line: read whole
+    with store.reading(cap) as r:
+        held = grades.held_runs(r)
+        assert held == set(grades.run_names(r))
+    assert held == {"compacted", "pending", "one-a", "one-b", "mixed-a", "mixed-b", "damaged"}

@@ -3,11 +3,17 @@ judge's cache, sessions' calls and the gallery's transcripts."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, NamedTuple
 
+import orjson
+
+from toolproxy.store import catalog
+from toolproxy.store.files import has_pending, segment_folders
 from toolproxy.store.filters import in_ids, latest_grades_sql
 from toolproxy.store.reader import Reader
 from toolproxy.store.rows import ExchangeGradeRow, FailureRow, GradedExchange, RunRow
+from toolproxy.store.segments import SUFFIX, edge_lines
 from toolproxy.store.tables import TABLES
 
 GRADE_COLUMNS = list(TABLES["grades"])
@@ -54,6 +60,52 @@ def observation_rows(r: Reader, exchange_ids: list[str]) -> ObservationRows:
 def grade_count(r: Reader, run: str) -> int:
     """How many grades run `run` holds (0: the name is free)."""
     return int(r.scalar("SELECT count(*) FROM grades WHERE run = ?", [run]) or 0)
+
+
+def held_runs(r: Reader) -> set[str]:
+    """The name of every run the capture holds grades of, without reading every grade: each
+    grades segment file by its first and last lines, pending Parquet files and the
+    catalog's cache by their `run` column alone (in that order: compaction moves rows that
+    way, so a row moving meanwhile is seen once at least). Every writer puts one run in a
+    file (`grade.runner.write_run`, `replay.grading.write_grades`); a file whose first and
+    last lines name different runs, or do not parse, is read whole. Each name
+    `grade_count` finds is here: a re-grade into a capture of many runs checks its name
+    without reading them."""
+    root = Path(r.capture).resolve()
+    found: set[str] = set()
+    whole: list[str] = []
+    for folder in segment_folders(root):
+        for path in folder.glob(f"grades.*{SUFFIX}"):  # what the view's glob matches
+            try:
+                named = {_run_of(line) for line in edge_lines(path)}
+            except FileNotFoundError:
+                continue  # compacted meanwhile: its rows are in the Parquet files read below
+            run = named.pop() if len(named) == 1 else None
+            if run is not None:
+                found.add(run)
+            else:
+                whole.append(catalog.literal(str(path)))
+    if whole:
+        found |= _runs_in(r, f"({catalog.segment_rows('grades', f'[{", ".join(whole)}]')})")
+    if has_pending(root):
+        glob = catalog.pending_glob(root, "grades")
+        found |= _runs_in(r, f"read_parquet({glob}, union_by_name=true)")
+    return found | _runs_in(r, catalog.compacted("grades"))
+
+
+def _runs_in(r: Reader, source: str) -> set[str]:
+    """The distinct runs a table or table function names."""
+    return {row[0] for row in r.rows(f"SELECT DISTINCT run FROM {source}") if row[0] is not None}
+
+
+def _run_of(line: bytes) -> str | None:
+    """The run a grades segment line names (None: not a JSON object holding one)."""
+    try:
+        row = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return None
+    run = row.get("run") if isinstance(row, dict) else None
+    return run if isinstance(run, str) else None
 
 
 def runs(r: Reader) -> list[RunRow]:
