@@ -15,7 +15,9 @@ For each, interleaved over --rounds rounds (median, and the range):
              included), into a fresh copy of the capture each time. The copy is opened
              once before the clock starts: a capture's first open in a new folder rewrites
              its views for that folder (0.3-0.5 s, timed and printed apart), which a
-             capture graded where it was recorded never pays
+             capture graded where it was recorded never pays; and written back to disk
+             (`os.sync`), or the kernel writes the copy's pages during the timed run (1.5 s
+             more for a copy of 700 MB)
    grade, 10 runs held  the same into a copy already holding 10 earlier runs of these
              cases (one graded, nine copies of it under other names): what re-grading
              into the same capture meets (the run-name check once read every held grade)
@@ -99,6 +101,7 @@ def fresh_copy(capture: Path, src: str | None) -> float:
     fresh = capture.with_name("fresh")
     shutil.rmtree(fresh, ignore_errors=True)
     shutil.copytree(capture, fresh)
+    os.sync()  # the copy's pages written back now, not by the kernel during the timed run
     return timed([sys.executable, "-c", SETTLE, str(fresh)], src)
 
 
