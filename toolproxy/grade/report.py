@@ -29,6 +29,7 @@ from pydantic import BaseModel, Field
 
 from toolproxy.errors import UserError
 from toolproxy.grade import gate
+from toolproxy.grade.confusionfold import fold_confusion
 from toolproxy.grade.cost import ResultSize, RunCost, call_of, extra_calls, run_costs
 from toolproxy.grade.families import FamilyScore, family_scores, matrix_rows
 from toolproxy.grade.gallery import Transcript, transcript_of
@@ -354,7 +355,7 @@ def build_tables(report: Report) -> list[Table]:
     if report.costs:
         tables.extend(cost_tables(runs, heads, report.costs, report.baseline, report.prices))
     for r in runs:
-        conf = m[r].confusion
+        conf = fold_confusion(m[r].confusion)  # at most KEEP tools a side: the rest added up
         expected = [*sorted(set(conf) - {NONE}), NONE]
         called = [*sorted({t for row in conf.values() for t in row} - {NONE}), NONE]
         tables.append(

@@ -12,6 +12,7 @@ from textual.containers import VerticalScroll
 from textual.coordinate import Coordinate
 from textual.widgets import DataTable, Footer, Header, Static
 
+from toolproxy.grade.confusionfold import is_others
 from toolproxy.grade.metrics import CaseRecord, RunMetrics, compute_run
 from toolproxy.grade.report import case_records
 from toolproxy.grade.rows import GradeRow
@@ -232,6 +233,9 @@ class LabelsScreen(StoreScreen):
         called, expected = self.grid
         row, column = event.coordinate.row, event.coordinate.column
         if column == 0 or row >= len(expected) or column > len(called):
+            return
+        if is_others(expected[row]) or is_others(called[column - 1]):
+            self.set_status("that cell adds up many tools: no one tool's cases to open")
             return
         cell = CellScreen(
             self.capture, self.run_name, expected[row], called[column - 1], self.records

@@ -325,7 +325,11 @@ def confusion_grid(
     confusion: dict[str, dict[str, int]],
 ) -> tuple[list[str], list[list[tuple[str, str]]]]:
     """The confusion matrix as (columns, rows of (text, style)): expected tools down,
-    called tools across; the diagonal green, other cells red, darker with more calls."""
+    called tools across; the diagonal green, other cells red, darker with more calls (at
+    most `confusionfold.KEEP` tools a side, the rest added up in one row and column)."""
+    from toolproxy.grade.confusionfold import fold_confusion  # not on the first screen's path
+
+    confusion = fold_confusion(confusion)
     called = sorted({got for row in confusion.values() for got in row})
     top = max((n for row in confusion.values() for n in row.values()), default=0)
     rows: list[list[tuple[str, str]]] = []
