@@ -53,3 +53,14 @@ def fold_confusion(
             key = called if called in kept else other
             cells[key] = cells.get(key, 0) + n
     return folded
+
+
+def shown_confusion(
+    confusion: dict[str, dict[str, int]],
+) -> tuple[list[str], list[str], list[list[int]]]:
+    """(expected tools, called tools, counts by row) of the matrix the report's table and
+    the HTML chart show: folded, tools sorted, `(none)` last on both sides."""
+    conf = fold_confusion(confusion)
+    expected = [*sorted(set(conf) - {NONE}), NONE]
+    called = [*sorted({t for row in conf.values() for t in row} - {NONE}), NONE]
+    return expected, called, [[conf.get(e, {}).get(c, 0) for c in called] for e in expected]

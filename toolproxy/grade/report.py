@@ -29,13 +29,12 @@ from pydantic import BaseModel, Field
 
 from toolproxy.errors import UserError
 from toolproxy.grade import gate
-from toolproxy.grade.confusionfold import fold_confusion
+from toolproxy.grade.confusionfold import shown_confusion
 from toolproxy.grade.cost import ResultSize, RunCost, call_of, extra_calls, run_costs
 from toolproxy.grade.families import FamilyScore, family_scores, matrix_rows
 from toolproxy.grade.gallery import Transcript, transcript_of
 from toolproxy.grade.labels import PRECEDENCE
 from toolproxy.grade.metrics import (
-    NONE,
     CaseRecord,
     RunMetrics,
     SessionCall,
@@ -355,14 +354,12 @@ def build_tables(report: Report) -> list[Table]:
     if report.costs:
         tables.extend(cost_tables(runs, heads, report.costs, report.baseline, report.prices))
     for r in runs:
-        conf = fold_confusion(m[r].confusion)  # at most KEEP tools a side: the rest added up
-        expected = [*sorted(set(conf) - {NONE}), NONE]
-        called = [*sorted({t for row in conf.values() for t in row} - {NONE}), NONE]
+        expected, called, counts = shown_confusion(m[r].confusion)  # at most KEEP tools a side
         tables.append(
             Table(
                 title=f"Confusion matrix: {r} (rows expected, columns called)",
                 columns=["expected \\ called", *called],
-                rows=[[e, *(conf.get(e, {}).get(c, 0) for c in called)] for e in expected],
+                rows=[[e, *row] for e, row in zip(expected, counts, strict=True)],
             )
         )
     over = [[r, case, n] for r in runs for case, n in m[r].over_tooled_cases.items()]

@@ -7,9 +7,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from toolproxy.grade.confusionfold import fold_confusion
+from toolproxy.grade.confusionfold import shown_confusion
 from toolproxy.grade.labels import PRECEDENCE
-from toolproxy.grade.metrics import NONE, CaseRecord
+from toolproxy.grade.metrics import CaseRecord
 from toolproxy.grade.report import Report
 
 RATES = (
@@ -87,10 +87,7 @@ def label_counts(report: Report) -> dict[str, dict[str, int]]:
 
 
 def confusion(report: Report, run: str) -> Confusion:
-    conf = fold_confusion(report.metrics[run].confusion)  # at most KEEP tools a side
-    expected = [*sorted(set(conf) - {NONE}), NONE]
-    called = [*sorted({t for row in conf.values() for t in row} - {NONE}), NONE]
-    counts = [[conf.get(e, {}).get(c, 0) for c in called] for e in expected]
+    expected, called, counts = shown_confusion(report.metrics[run].confusion)
     return Confusion(run=run, expected=expected, called=called, counts=counts)
 
 
