@@ -4,7 +4,9 @@ anyway) vs the cost of the same cases priced three ways, side by side in one run
 * metrics: `compute_run` over the cases (the reference);
 * price file: every case priced by a per-token rule;
 * genai-prices, repeated usage: cases at api.openai.com whose usage repeats (20 shapes);
-* genai-prices, distinct usage: every case's usage is different (the worst case).
+* genai-prices, distinct usage: every case's usage is different (the worst case);
+* genai-prices, unpriced: a local endpoint's model, which the database cannot price (what
+  a report of a vLLM or Ollama run meets), every case's usage different.
 
 Run: .venv/bin/python bench/bench_cost.py [--cases 100000]
 Prints cases/s for each and its time relative to the metrics (median of 3 rounds).
@@ -24,10 +26,12 @@ from toolproxy.grade.metrics import CaseRecord, compute_run
 from toolproxy.grade.prices import Call, Pricer, PriceRule
 
 AT = datetime(2025, 6, 1, tzinfo=UTC)
+LIVE = ("gpt-4o-mini", "api.openai.com", 443)
 
 
-def cases(n: int, distinct: bool) -> list[CaseRecord]:
+def cases(n: int, distinct: bool, local: bool = False) -> list[CaseRecord]:
     out = []
+    model, host, port = ("qwen2.5-7b", "127.0.0.1", 8000) if local else LIVE
     for i in range(n):
         tin, tout = (1000 + i, 50 + i % 7) if distinct else (1000 + i % 20, 50)
         grade = CaseGrade(
@@ -36,7 +40,7 @@ def cases(n: int, distinct: bool) -> list[CaseRecord]:
             called_tools=["t", "t"] if i % 10 == 0 else ["t"],
         )  # fmt: skip
         call = Call(
-            model="gpt-4o-mini", host="api.openai.com", port=443, path="/v1/chat/completions",
+            model=model, host=host, port=port, path="/v1/chat/completions",
             input_tokens=tin, output_tokens=tout, at=AT,
         )  # fmt: skip
         out.append(CaseRecord(grade=grade, input_tokens=tin, output_tokens=tout, call=call))
@@ -56,7 +60,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--cases", type=int, default=100_000)
     n = ap.parse_args().cases
-    repeated, distinct = cases(n, False), cases(n, True)
+    repeated, distinct, local = cases(n, False), cases(n, True), cases(n, True, local=True)
     rule = Pricer([PriceRule(model="*", input_per_mtok=0.15, output_per_mtok=0.6)])
     Pricer().price(repeated[0].call)  # type: ignore[arg-type]  # load the database once
     arms = {
@@ -64,6 +68,7 @@ def main() -> None:
         "price file rule": lambda: run_cost("r", repeated, rule),
         "genai-prices, repeated usage": lambda: run_cost("r", repeated, Pricer()),
         "genai-prices, distinct usage": lambda: run_cost("r", distinct, Pricer()),
+        "genai-prices, unpriced": lambda: run_cost("r", local, Pricer()),
     }
     results = {name: median_time(fn) for name, fn in arms.items()}
     ref = results["metrics (compute_run)"]

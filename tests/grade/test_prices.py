@@ -10,7 +10,14 @@ from genai_prices import Usage, calc_price
 from hypothesis import given
 from hypothesis import strategies as st
 
-from toolproxy.grade.prices import Call, PriceFileError, Pricer, PriceRule, load_price_file
+from toolproxy.grade.prices import (
+    Call,
+    PriceFileError,
+    Pricer,
+    PriceRule,
+    _genai_price,
+    load_price_file,
+)
 
 AT = datetime(2025, 6, 1, tzinfo=UTC)
 OPENAI = {"scheme": "https", "host": "api.openai.com", "port": 443, "path": "/v1/chat/completions"}
@@ -180,3 +187,28 @@ def test_the_fast_path_prices_exactly_as_genai_prices(
         model, provider_api_url=Call(**where).url, genai_request_timestamp=AT,  # type: ignore[arg-type]
     )  # fmt: skip
     assert p.cost == pytest.approx(float(want.total_price), rel=1e-9, abs=1e-15)
+
+
+SHARED = Pricer()  # one pricer for every example: all but the first read what it remembered
+
+
+@given(
+    st.sampled_from([("my-finetune-7b", OPENAI), ("gpt-4o-mini", LOCAL),
+                     ("claude-sonnet-4-5", OPENAI)]),
+    st.integers(0, 400_000), st.integers(0, 400_000), st.integers(0, 400_000),
+)  # fmt: skip
+def test_an_unpriced_model_is_said_as_genai_prices_says_it_for_any_usage(
+    model_where: tuple[str, dict[str, object]], tin: int, tout: int, cached: int
+) -> None:
+    """The database's refusal is remembered per model and endpoint (a local model's 100,000
+    calls each paid genai-prices' lookup): for every usage, the same words as asking it."""
+    model, where = model_where
+    c = call(model, (tin, tout), cached_input_tokens=cached, **where)
+    p = SHARED.price(c)
+    with pytest.raises(LookupError):
+        calc_price(
+            Usage(input_tokens=tin, output_tokens=tout), model, provider_api_url=c.url,
+            genai_request_timestamp=AT,
+        )  # fmt: skip
+    assert p == _genai_price(c, None, AT)  # the lookup of this very call
+    assert p.cost is None and p.how.startswith("unpriced: ")

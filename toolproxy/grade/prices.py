@@ -39,6 +39,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from toolproxy.errors import UserError
 
 MTOK = 1_000_000
+UNPRICED = "unpriced: "  # how a lookup the database cannot answer begins
 
 
 class PriceFileError(UserError):
@@ -153,7 +154,9 @@ class Pricer:
     def __init__(self, rules: list[PriceRule] | None = None, source: str = "price file") -> None:
         self.rules = list(rules or [])
         self.source = source
-        self._linear: dict[tuple[Any, ...], Linear | None] = {}
+        # per model, provider, endpoint and day: its rates (Linear), why the database has
+        # no price for it whatever the usage (Priced), or None: tiered, priced per call
+        self._linear: dict[tuple[Any, ...], Linear | Priced | None] = {}
         self._rules: dict[tuple[str, str], tuple[int, PriceRule] | None] = {}
 
     @property
@@ -213,12 +216,12 @@ class Pricer:
             return Priced(None, "unpriced: no token usage reported")
         at = call.at or datetime.now(tz=UTC)
         key = (call.model, provider, None if provider else call.url, at.date())
-        linear = self._linear.get(key)
-        if linear is None:
-            linear = self._linear[key] = _linear_price(call, provider, at)
+        if key not in self._linear:
+            self._linear[key] = _linear_price(call, provider, at)
+        linear = self._linear[key]
         if isinstance(linear, Linear):
             return linear.price(call)
-        return _genai_price(call, provider, at)  # tiered, or unpriced: as the database says
+        return linear or _genai_price(call, provider, at)  # unpriced, or tiered
 
 
 def _rule_rates(rule: PriceRule) -> tuple[float | None, float | None]:
@@ -251,8 +254,10 @@ class Linear:
         return Priced(cost, self.how, self.input_per_mtok, self.output_per_mtok)
 
 
-def _linear_price(call: Call, provider: str | None, at: datetime) -> Linear | None:
-    """The rates of `call`'s model at `at`, when its price has no tiers; else None."""
+def _linear_price(call: Call, provider: str | None, at: datetime) -> Linear | Priced | None:
+    """The rates of `call`'s model at `at`, when its price has no tiers; why it is unpriced
+    when the database has no price for its model or endpoint (a lookup that fails for any
+    usage: a local model's 100,000 calls paid 5 s for it); None when it is tiered."""
     from genai_prices.types import TieredPrices
 
     def at_usage(tin: int, tout: int, cached: int) -> Priced:
@@ -263,7 +268,7 @@ def _linear_price(call: Call, provider: str | None, at: datetime) -> Linear | No
 
     zero = at_usage(0, 0, 0)
     if zero.cost is None:
-        return None
+        return zero if zero.how.startswith(UNPRICED) else None
     fixed = zero.cost
     costs = [at_usage(*u).cost for u in ((MTOK, 0, 0), (MTOK, 0, MTOK), (0, MTOK, 0))]
     if any(c is None for c in costs):
@@ -292,7 +297,7 @@ def _genai_price(
         else:
             r = calc_price(usage, call.model, provider_api_url=call.url, genai_request_timestamp=at)
     except LookupError as e:
-        return Priced(None, f"unpriced: {_why(e, call, provider)}")
+        return Priced(None, f"{UNPRICED}{_why(e, call, provider)}")
     mp = r.model_price
     if check_tiers is not None and any(isinstance(v, check_tiers) for v in vars(mp).values()):
         return Priced(None, "tiered")
