@@ -29,6 +29,9 @@ For each, interleaved over --rounds rounds (median, and the range):
 3. plan      replay planning of the same cases (`load_cases` + `plan_from_cases` against
              the capture, timed inside its process), what `toolproxy replay --cases` does
              before it sends anything
+4. report    `toolproxy report --run held-0` in the capture holding 10 runs: the metrics,
+             costs and tables of one run, what a user reads after grading (its reads
+             once parsed every held run's grades)
 
 and prints cases per second against the goal (10,000 cases/s for `grade`). With
 `--before SRC` (a checkout of an earlier commit, e.g. `git worktree add /tmp/before REV`)
@@ -136,6 +139,7 @@ def arms(capture: Path, cases: Path, r: int, tag: str) -> dict[str, list[str]]:
         "label --import": [TOOLPROXY, "label", "-c", str(capture), "--import", str(cases)]
         + ["-o", str(out)],
         "replay planning": [sys.executable, "-c", PLAN, str(capture), str(cases)],
+        "report": [TOOLPROXY, "report", "-c", str(capture.with_name("held")), "-r", "held-0"],
     }
 
 

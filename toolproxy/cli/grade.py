@@ -191,6 +191,13 @@ def pricer_of(path: Path | None) -> Pricer:
 
 def cmd_report(args: argparse.Namespace) -> int:
     """Compare graded runs: metrics, labels, vendor tables, files, gates (exit 1 when one fails)."""
+    from toolproxy.util.gctools import paused_gc
+
+    with paused_gc():  # as `grade`: a record or more per case, no cycles (90,969 cases:
+        return _report(args)  # reading them 11.4 -> 7.0 s)
+
+
+def _report(args: argparse.Namespace) -> int:
     import json
 
     from toolproxy.grade import gate

@@ -38,7 +38,6 @@ about the graded exchange) and the run's sessions as ordered `SessionCall`s. Def
 
 from __future__ import annotations
 
-import json
 import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
@@ -50,6 +49,7 @@ from toolproxy.grade.grades import CallGrade, CaseGrade
 from toolproxy.grade.labels import PRECEDENCE
 from toolproxy.grade.prices import Call
 from toolproxy.grade.rows import GradeRow
+from toolproxy.util.jsonfast import loads
 from toolproxy.wire.structured import OUTPUT
 
 NONE = "(none)"
@@ -197,7 +197,7 @@ def tags_of(row: GradeRow) -> list[str]:
 def _loads(value: Any) -> Any:
     if isinstance(value, str):
         try:
-            return json.loads(value)
+            return loads(value)  # json.loads's reading, via orjson where that is the same
         except ValueError:
             return None
     return value

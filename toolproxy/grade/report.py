@@ -107,18 +107,27 @@ def list_runs(capture: Path) -> list[str]:
         return run_names(r)
 
 
+def held_run_names(capture: Path) -> set[str]:
+    """Every run in the capture, in no order, without reading their grades."""
+    from toolproxy import store
+    from toolproxy.store.queries.grades import held_runs
+
+    with store.reading(capture) as r:
+        return held_runs(r)
+
+
 def select_runs(capture: Path, wanted: Sequence[str], baseline: str | None) -> list[str]:
-    """The runs to report: `wanted` (else all), plus the baseline; unknown ones are errors."""
-    known = list_runs(capture)
+    """The runs to report: `wanted` (else all, oldest first), plus the baseline; unknown
+    ones are errors. Named runs are checked without reading any run's grades."""
+    asked = list(dict.fromkeys([*wanted, *([baseline] if baseline else [])]))
+    every = [] if wanted else list_runs(capture)
+    known = held_run_names(capture) if wanted else set(every)
     if not known:
         raise UserError(f"no graded runs in {capture}; run `toolproxy grade` first")
-    names = list(dict.fromkeys([*wanted, *([baseline] if baseline else [])])) if wanted else known
-    missing = [
-        n for n in dict.fromkeys([*names, *([baseline] if baseline else [])]) if n not in known
-    ]
-    if missing:
-        raise UserError(f"unknown run(s) {', '.join(missing)}; runs: {', '.join(known)}")
-    return names
+    if missing := [n for n in asked if n not in known]:
+        runs = ", ".join(every or list_runs(capture))  # oldest first, as without --run
+        raise UserError(f"unknown run(s) {', '.join(missing)}; runs: {runs}")
+    return asked if wanted else every
 
 
 def load_cases(capture: Path, runs: Sequence[str]) -> dict[str, list[CaseRecord]]:
@@ -142,8 +151,9 @@ def case_records(rows: Sequence[CaseRow], runs: Sequence[str]) -> dict[str, list
         if "case_id" not in fields:  # an unreadable row (hand-edited segment line)
             continue
         fields |= {"passed": bool(fields.get("passed")), "graded_at": fields.get("graded_at", "")}
+        fields["session_id"] = row.session_id
         recorded, tin, tout = row.recorded, row.input_tokens, row.output_tokens
-        stored = GradeRow.model_validate(fields | {"session_id": row.session_id})
+        stored = GradeRow(**fields)  # every key a column of it
         grade = grade_of(stored)
         out[fields["run"]].append(
             CaseRecord(

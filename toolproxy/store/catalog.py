@@ -187,6 +187,31 @@ def pending_rows(root: Path, table: str, present: Mapping[str, str]) -> str:
     )
 
 
+def table_rows(
+    root: Path,
+    table: str,
+    have: Mapping[str, Mapping[str, str]],
+    pending: Mapping[str, Mapping[str, str]] | None,
+    segments: str,
+) -> str:
+    """SELECT of ``table``'s rows as its view has them (``view_ddl``), with the segment
+    part reading ``segments`` (a glob or list literal: a view reads every file, a query
+    that knows which files may hold its rows passes only those)."""
+    old = as_stored(table, have.get(compacted(table), {}))
+    live = segment_rows(table, segments)
+    fresh = (
+        f"UNION ALL {pending_rows(root, table, pending[table])} "
+        if pending is not None and table in pending
+        else ""
+    )
+    held = f" AND filename NOT IN ({kv_files(root, table, SEGMENTS_KEY)})" if fresh else ""
+    return (
+        f"SELECT {old} FROM {quote(compacted(table))} "
+        f"{fresh}UNION ALL {live} AND filename NOT IN "
+        f"(SELECT {literal(f'{root}/')} || file FROM compacted_segments){held}"
+    )
+
+
 def view_ddl(
     root: Path,
     have: Mapping[str, Mapping[str, str]],
@@ -202,19 +227,8 @@ def view_ddl(
     create = f"CREATE OR REPLACE {'TEMP ' if temp else ''}VIEW"
     statements = []
     for table in TABLES:
-        old = as_stored(table, have.get(compacted(table), {}))
-        live = segment_rows(table, literal(f"{root}/{segment_glob(table)}"))
-        fresh = (
-            f"UNION ALL {pending_rows(root, table, pending[table])} "
-            if pending is not None and table in pending
-            else ""
-        )
-        held = f" AND filename NOT IN ({kv_files(root, table, SEGMENTS_KEY)})" if fresh else ""
-        statements.append(
-            f"{create} {quote(table)} AS SELECT {old} FROM {quote(compacted(table))} "
-            f"{fresh}UNION ALL {live} AND filename NOT IN "
-            f"(SELECT {literal(f'{root}/')} || file FROM compacted_segments){held}"
-        )
+        rows = table_rows(root, table, have, pending, literal(f"{root}/{segment_glob(table)}"))
+        statements.append(f"{create} {quote(table)} AS {rows}")
     model = "coalesce(e.model_returned, e.model_requested)"
     statements.append(f"""{create} sessions AS
         SELECT {SESSION_COLUMNS} FROM exchanges e {SESSION_CALLS}

@@ -24,11 +24,7 @@ import duckdb
 
 from toolproxy.errors import UserError
 from toolproxy.store import catalog, compaction, files
-from toolproxy.store.segments import (
-    SCHEMA_DIR,
-    SEGMENTS_DIR,
-    TABLES,
-)
+from toolproxy.store.segments import SCHEMA_DIR, SEGMENTS_DIR, TABLES, placeholder
 
 CATALOG = "capture.duckdb"
 
@@ -56,7 +52,9 @@ class QueryError(CaptureError):
     """A query against the capture failed (bad SQL, unknown column, ...)."""
 
 
-def _root_of(path: Path | str) -> Path:
+def capture_root(path: Path | str) -> Path:
+    """The capture directory `path` names (itself, or the catalog file's folder), resolved
+    as the views' paths have it."""
     p = Path(path).expanduser().resolve()
     return p.parent if p.name == CATALOG else p
 
@@ -73,7 +71,7 @@ def _writable(root: Path, what: str) -> None:
 
 
 def _existing_root(path: Path | str) -> Path:
-    root = _root_of(path)
+    root = capture_root(path)
     _not_a_file(root)
     if (root / CATALOG).is_file():
         return root
@@ -151,12 +149,11 @@ def _live_wanted(root: Path) -> bool:
 
 def _ensure_placeholders(root: Path) -> None:
     """An empty file per table, so each view's glob matches even before any flush."""
-    schema = root / SEGMENTS_DIR / SCHEMA_DIR
     try:
-        schema.mkdir(parents=True, exist_ok=True)
+        (root / SEGMENTS_DIR / SCHEMA_DIR).mkdir(parents=True, exist_ok=True)
         for table in TABLES:
-            if not (placeholder := schema / f"{table}.{0:010d}.jsonl").exists():
-                placeholder.touch()
+            if not (empty := placeholder(root, table)).exists():
+                empty.touch()
     except OSError:
         pass  # a read-only copy of a capture: its placeholders are there or it has segments
 
@@ -167,6 +164,14 @@ def compacted_columns(con: duckdb.DuckDBPyConnection) -> dict[str, dict[str, str
     for table, column, kind in con.execute(catalog.COMPACTED_COLUMNS).fetchall():
         have.setdefault(table, {})[column] = kind
     return have
+
+
+def table_rows_sql(con: duckdb.DuckDBPyConnection, root: Path, table: str, segments: str) -> str:
+    """SELECT of ``table``'s rows as its view reads them, the segment part from ``segments``
+    (``catalog.table_rows``): the cache's columns as the catalog has them now, the pending
+    Parquet files when there are some (the view's live part reads nothing else)."""
+    pending = compaction.pending_columns(con, root) if _live_wanted(root) else None
+    return catalog.table_rows(root, table, compacted_columns(con), pending, segments)
 
 
 def _create_views(con: duckdb.DuckDBPyConnection, root: Path, temp: bool, live: bool) -> None:
@@ -234,7 +239,7 @@ def init_capture(
     runs). Idempotent and safe when several processes call it at once (they serialise on
     ``<capture>/.init.lock``); a read-only check when the capture is already current.
     """
-    root = _root_of(path)
+    root = capture_root(path)
     if any(ch in str(root) for ch in "*?["):
         raise CaptureError(f"{root}: a capture path cannot contain * ? [ (views glob it)")
     _not_a_file(root)

@@ -28,10 +28,10 @@ from toolproxy.store.connection import (
     _init_lock,
     _meta,
     _not_a_file,
-    _root_of,
     _scalar,
     _set_aside,
     _writable,
+    capture_root,
     init_capture,
     open_capture,
 )
@@ -74,7 +74,7 @@ def repair(path: Path | str, rebuild: bool = False) -> dict[str, Any]:
     """Rebuild the catalog from the capture's files when it is missing or damaged (or
     always, with `rebuild`): a damaged one is kept as ``capture.duckdb.damaged-*``. Then
     compact, so every segment and pending Parquet file is cached again."""
-    root = _root_of(path)
+    root = capture_root(path)
     _not_a_file(root)
     if not any((root / d).is_dir() for d in (catalog.PARQUET_DIR, SEGMENTS_DIR)):
         raise NotACapture(f"{root} is not a toolproxy capture: no parquet/ or segments/")
@@ -116,8 +116,8 @@ def compact(
     captures whose recorded files are moved in first (``merge``); with them, `path` may be
     a new directory."""
     froms = _sources(path, sources)
-    if froms and not _root_of(path).exists():
-        init_capture(_root_of(path))
+    if froms and not capture_root(path).exists():
+        init_capture(capture_root(path))
     root = _existing_root(path)
     _writable(root, "compact")
     merged: dict[str, int] = {}
@@ -163,10 +163,10 @@ def compact(
 
 def _sources(path: Path | str, sources: Sequence[Path | str]) -> list[Path]:
     """The `--from` captures, checked: each one a capture, none the target itself."""
-    root = _root_of(path)
+    root = capture_root(path)
     found = []
     for source in sources:
-        src = _root_of(source)
+        src = capture_root(source)
         _not_a_file(src)
         if not any((src / d).is_dir() for d in (catalog.PARQUET_DIR, SEGMENTS_DIR)):
             raise NotACapture(f"{src} is not a toolproxy capture: no parquet/ or segments/")

@@ -16,8 +16,15 @@ from typing import Any
 
 import duckdb
 
-from toolproxy.store.connection import CATALOG, QueryError, open_capture
-from toolproxy.store.segments import SEGMENTS_DIR
+from toolproxy.store import catalog
+from toolproxy.store.connection import (
+    CATALOG,
+    QueryError,
+    capture_root,
+    open_capture,
+    table_rows_sql,
+)
+from toolproxy.store.segments import SEGMENTS_DIR, placeholder, segment_glob
 
 Params = Sequence[Any] | dict[str, Any] | None
 
@@ -28,6 +35,22 @@ class Reader:
     def __init__(self, con: duckdb.DuckDBPyConnection, capture: Path) -> None:
         self._con = con
         self.capture = capture
+        self.root = capture_root(capture)  # the directory the views' paths name
+
+    def rows_of(self, table: str, segment_files: Sequence[Path]) -> str:
+        """A subquery of `table`'s rows as its view has them, reading only these of its
+        segment files (and the table's empty placeholder, so the list is never empty): for a
+        query that knows which files may hold its rows. The files must be this capture's,
+        under `root`."""
+        empty = placeholder(self.root, table)
+        files = [*([empty] if empty.exists() else []), *segment_files]
+        listed = ", ".join(catalog.literal(str(f)) for f in files)
+        # none at all (a read-only copy without placeholders): the view's own glob
+        source = f"[{listed}]" if files else catalog.literal(f"{self.root}/{segment_glob(table)}")
+        try:
+            return f"({table_rows_sql(self._con, self.root, table, source)})"
+        except duckdb.Error as e:
+            raise QueryError(str(e)) from e
 
     def rows(self, sql: str, params: Params = None) -> list[tuple[Any, ...]]:
         try:

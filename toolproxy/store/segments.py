@@ -81,6 +81,11 @@ def segment_glob(table: str) -> str:
     return f"{SEGMENTS_DIR}/*/{table}.*{SUFFIX}"
 
 
+def placeholder(capture_dir: Path, table: str) -> Path:
+    """The table's empty file in ``segments/_schema/``, there so its glob always matches."""
+    return capture_dir / SEGMENTS_DIR / SCHEMA_DIR / f"{table}.{0:010d}{SUFFIX}"
+
+
 def list_segments(capture_dir: Path) -> dict[str, list[Path]]:
     """Finished segment files of every proxy, by table, sorted by proxy then seq."""
     found: dict[str, list[Path]] = {table: [] for table in TABLES}

@@ -3,7 +3,11 @@ the grader and the report read."""
 
 from __future__ import annotations
 
+from datetime import timedelta
+from pathlib import Path
+
 import duckdb
+import pytest
 
 from toolproxy import store
 from toolproxy.grade.rows import GradeRow
@@ -29,6 +33,12 @@ def test_grade_count_says_whether_a_run_name_is_free(seeded_capture):
 def test_latest_grades_join_the_exchange_numbers(seeded_capture):
     with store.reading(seeded_capture) as r:
         rows = grades.latest_grades(r, ["g1"])
+        started = r.rows("SELECT exchange_id, started_at FROM exchanges")
+    # the start time, as DuckDB gives it, to the microsecond, in UTC
+    assert {row.grade[4]: row.started_at for row in rows} == {
+        x: at for x, at in started if x in ("a-0", "b-0")
+    }
+    assert {row.started_at.utcoffset() for row in rows} == {timedelta(0)}
     by_case = {
         dict(zip(grades.GRADE_COLUMNS, row.grade, strict=True))["case_id"]: row for row in rows
     }
@@ -115,7 +125,8 @@ def test_held_runs_names_what_the_view_holds_without_reading_it_all(seeded_captu
         assert grades.held_runs(r) == set(grades.run_names(r)) == {"g1", "g2"}
 
 
-def test_held_runs_finds_runs_in_every_part_of_the_store(tmp_path):
+def _every_part(tmp_path: Path) -> Path:
+    """A capture holding runs in every part of the store, and files of each shape."""
     cap = store.init_capture(tmp_path / "cap")
     SegmentWriter(cap, "old").write({"grades": _run_rows("compacted")})
     store.compact(cap)  # in the catalog's cache now
@@ -128,7 +139,31 @@ def test_held_runs_finds_runs_in_every_part_of_the_store(tmp_path):
     w.write({"grades": _run_rows("mixed-a", 2) + _run_rows("mixed-b", 2)})  # read whole
     damaged = SegmentWriter(cap, "grade-2").write({"grades": _run_rows("damaged")})[0]
     damaged.write_bytes(b"{not json\n" + damaged.read_bytes())  # the first line: read whole
+    w.write({"grades": _run_rows("one-a", 2)})  # a run graded again under its name
+    return cap
+
+
+EVERY_RUN = {"compacted", "pending", "one-a", "one-b", "mixed-a", "mixed-b", "damaged"}
+
+
+def test_held_runs_finds_runs_in_every_part_of_the_store(tmp_path):
+    cap = _every_part(tmp_path)
     with store.reading(cap) as r:
         held = grades.held_runs(r)
         assert held == set(grades.run_names(r))
-    assert held == {"compacted", "pending", "one-a", "one-b", "mixed-a", "mixed-b", "damaged"}
+    assert held == EVERY_RUN
+
+
+@pytest.mark.parametrize("runs", [[run] for run in sorted(EVERY_RUN)] + [["one-a", "pending"]])
+def test_a_run_s_grades_are_read_from_its_files_alone_as_the_view_has_them(tmp_path, runs):
+    cap = _every_part(tmp_path)
+    with store.reading(cap) as r:
+        source = grades.grades_of(r, runs)
+        pruned = r.rows(f"SELECT * FROM {source} WHERE list_contains($runs, run)", {"runs": runs})
+        whole = r.rows("SELECT * FROM grades WHERE list_contains($runs, run)", {"runs": runs})
+        assert sorted(pruned, key=str) == sorted(whole, key=str) != []
+        assert grades.grade_count(r, runs[0]) == len(r.rows(
+            "SELECT * FROM grades WHERE run = ?", [runs[0]]))  # fmt: skip
+        named, _ = grades.segment_runs(r.root)
+    listed = {f for f in named if str(f) in source}
+    assert listed == {f for f, run in named.items() if run in runs}  # the others go unread

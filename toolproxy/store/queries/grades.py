@@ -3,6 +3,8 @@ judge's cache, sessions' calls and the gallery's transcripts."""
 
 from __future__ import annotations
 
+from collections.abc import Collection
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -59,38 +61,61 @@ def observation_rows(r: Reader, exchange_ids: list[str]) -> ObservationRows:
 
 def grade_count(r: Reader, run: str) -> int:
     """How many grades run `run` holds (0: the name is free)."""
-    return int(r.scalar("SELECT count(*) FROM grades WHERE run = ?", [run]) or 0)
+    source = grades_of(r, [run])
+    return int(r.scalar(f"SELECT count(*) FROM {source} WHERE run = ?", [run]) or 0)
 
 
 def held_runs(r: Reader) -> set[str]:
     """The name of every run the capture holds grades of, without reading every grade: each
-    grades segment file by its first and last lines, pending Parquet files and the
-    catalog's cache by their `run` column alone (in that order: compaction moves rows that
-    way, so a row moving meanwhile is seen once at least). Every writer puts one run in a
-    file (`grade.runner.write_run`, `replay.grading.write_grades`); a file whose first and
-    last lines name different runs, or do not parse, is read whole. Each name
+    grades segment file by its first and last lines (`segment_runs`), pending Parquet files
+    and the catalog's cache by their `run` column alone (in that order: compaction moves
+    rows that way, so a row moving meanwhile is seen once at least). Each name
     `grade_count` finds is here: a re-grade into a capture of many runs checks its name
     without reading them."""
-    root = Path(r.capture).resolve()
-    found: set[str] = set()
-    whole: list[str] = []
-    for folder in segment_folders(root):
-        for path in folder.glob(f"grades.*{SUFFIX}"):  # what the view's glob matches
-            try:
-                named = {_run_of(line) for line in edge_lines(path)}
-            except FileNotFoundError:
-                continue  # compacted meanwhile: its rows are in the Parquet files read below
-            run = named.pop() if len(named) == 1 else None
-            if run is not None:
-                found.add(run)
-            else:
-                whole.append(catalog.literal(str(path)))
+    root = r.root
+    named, whole = segment_runs(root)
+    found = set(named.values())
     if whole:
-        found |= _runs_in(r, f"({catalog.segment_rows('grades', f'[{", ".join(whole)}]')})")
+        files = ", ".join(catalog.literal(str(path)) for path in whole)
+        found |= _runs_in(r, f"({catalog.segment_rows('grades', f'[{files}]')})")
     if has_pending(root):
         glob = catalog.pending_glob(root, "grades")
         found |= _runs_in(r, f"read_parquet({glob}, union_by_name=true)")
     return found | _runs_in(r, catalog.compacted("grades"))
+
+
+def segment_runs(root: Path) -> tuple[dict[Path, str], list[Path]]:
+    """Each grades segment file with the run its first and last lines name, and the files
+    that must be read whole: whose two lines name different runs or do not parse. Every
+    writer puts one run in a file (`grade.runner.write_run`, `replay.grading.write_grades`),
+    so a file's edge lines name its run. A file compacted meanwhile is left out: its rows
+    are in the Parquet files."""
+    named: dict[Path, str] = {}
+    whole: list[Path] = []
+    for folder in segment_folders(root):
+        for path in folder.glob(f"grades.*{SUFFIX}"):  # what the view's glob matches
+            try:
+                runs = {_run_of(line) for line in edge_lines(path)}
+            except FileNotFoundError:
+                continue
+            run = runs.pop() if len(runs) == 1 else None
+            if run is not None:
+                named[path] = run
+            else:
+                whole.append(path)
+    return named, whole
+
+
+def grades_of(r: Reader, runs: Collection[str]) -> str:
+    """A subquery of the `grades` view's rows that reads, of its segment files, only those
+    that may hold `runs` (`segment_runs`): a report of one run in a capture of ten parses
+    one run's grades, not ten. Filter it by run as you would the view. The files are named
+    in the query, so each must still be there when it runs: `toolproxy compact` deletes
+    segment files only once no reader is open, and a background round (`autocompact`)
+    leaves the files it compacted until its next round (`defer`)."""
+    named, whole = segment_runs(r.root)
+    wanted = set(runs)
+    return r.rows_of("grades", [*(f for f, run in named.items() if run in wanted), *whole])
 
 
 def _runs_in(r: Reader, source: str) -> set[str]:
@@ -174,8 +199,8 @@ def latest_grades(r: Reader, runs: list[str]) -> list[CaseRow]:
         f"SELECT {cols}, e.exchange_id IS NOT NULL, e.input_tokens, e.output_tokens, "
         "e.ttfb_ms, e.decode_tps, e.finish_reason, coalesce(g.session_id, e.session_id), "
         "o.names, e.cached_input_tokens, e.scheme, e.host, e.port, e.path, e.latency_ms, "
-        "e.started_at, coalesce(e.model_returned, e.model_requested) "
-        "FROM grades g LEFT JOIN exchanges e USING (exchange_id) "
+        "epoch_us(e.started_at), coalesce(e.model_returned, e.model_requested) "
+        f"FROM {grades_of(r, runs)} g LEFT JOIN exchanges e USING (exchange_id) "
         "LEFT JOIN (SELECT exchange_id, list(name ORDER BY position) AS names "
         "FROM tools_offered GROUP BY exchange_id) o USING (exchange_id) "
         f"WHERE {in_ids('g.run', 'runs')} "
@@ -184,7 +209,20 @@ def latest_grades(r: Reader, runs: list[str]) -> list[CaseRow]:
         {"runs": runs},
     )
     n = len(GRADE_COLUMNS)
-    return [CaseRow(row[:n], *row[n:]) for row in rows]
+    # the start time (last but one) comes as microseconds, made a UTC datetime here:
+    # DuckDB's own conversion (through pytz) cost 0.5 s over 90,969 rows
+    return [
+        CaseRow._make((row[:n], *row[n:-2], None if row[-2] is None else _utc(row[-2]), row[-1]))
+        for row in rows
+    ]
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def _utc(us: int) -> datetime:
+    """The instant `us` microseconds after the Unix epoch, in UTC (exact)."""
+    return _EPOCH + timedelta(microseconds=us)
 
 
 def exchange_grades(
@@ -193,14 +231,14 @@ def exchange_grades(
     """The latest grade of each (run, case) whose case is one of these exchanges, in all
     runs or in `runs`, by exchange, run and case."""
     params: dict[str, Any] = {"ids": exchange_ids}
-    only = ""
+    only, source = "", "grades"
     if runs is not None:
         params["runs"] = runs
-        only = f"AND {in_ids('run', 'runs')} "
+        only, source = f"AND {in_ids('run', 'runs')} ", grades_of(r, runs)
     return r.typed(
         ExchangeGradeRow,
         "SELECT exchange_id, run, case_id, passed, label, not_graded, reason, expected_tools, "
-        f"called_tools, graded_at FROM grades WHERE {in_ids('exchange_id', 'ids')} {only}"
+        f"called_tools, graded_at FROM {source} WHERE {in_ids('exchange_id', 'ids')} {only}"
         "QUALIFY row_number() OVER (PARTITION BY run, case_id ORDER BY graded_at DESC) = 1 "
         "ORDER BY exchange_id, run, case_id",
         params,
@@ -266,15 +304,12 @@ def transcripts(
     return messages, calls
 
 
-_LATEST_OF_RUN = latest_grades_sql("run")
-
-
 def label_counts(r: Reader, run: str) -> list[tuple[str, int]]:
     """(label, cases) over each case's latest grade in `run`, most frequent first
     (`passed` and `not_graded` count as labels of their own)."""
     return r.rows(
         "SELECT CASE WHEN passed THEN 'passed' WHEN label IS NULL THEN 'not_graded' "
-        f"ELSE label END AS l, count(*) FROM ({_LATEST_OF_RUN}) GROUP BY l "
+        f"ELSE label END AS l, count(*) FROM ({_latest_of(r, run)}) GROUP BY l "
         "ORDER BY 2 DESC, 1",
         {"run": run},
     )
@@ -285,7 +320,12 @@ def cases_with_label(r: Reader, run: str, label: str, limit: int = 1_000) -> lis
     return r.typed(
         FailureRow,
         "SELECT case_id, exchange_id, session_id, model, label, reason, calls, "
-        f"expected_tools, called_tools FROM ({_LATEST_OF_RUN}) WHERE label = $label "
+        f"expected_tools, called_tools FROM ({_latest_of(r, run)}) WHERE label = $label "
         "ORDER BY case_id LIMIT $limit",
         {"run": run, "label": label, "limit": limit},
     )
+
+
+def _latest_of(r: Reader, run: str) -> str:
+    """The latest grade of each case in `run` (parameter `$run`), reading only its files."""
+    return latest_grades_sql("run", grades_of(r, [run]))
