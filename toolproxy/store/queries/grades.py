@@ -10,8 +10,7 @@ from typing import Any, NamedTuple
 
 import orjson
 
-from toolproxy.store import catalog
-from toolproxy.store.files import has_pending, segment_folders
+from toolproxy.store.files import segment_folders
 from toolproxy.store.filters import in_ids, latest_grades_sql
 from toolproxy.store.reader import Reader
 from toolproxy.store.rows import ExchangeGradeRow, FailureRow, GradedExchange, RunRow
@@ -66,22 +65,14 @@ def grade_count(r: Reader, run: str) -> int:
 
 
 def held_runs(r: Reader) -> set[str]:
-    """The name of every run the capture holds grades of, without reading every grade: each
-    grades segment file by its first and last lines (`segment_runs`), pending Parquet files
-    and the catalog's cache by their `run` column alone (in that order: compaction moves
-    rows that way, so a row moving meanwhile is seen once at least). Each name
+    """The name of every run the capture holds grades of, without reading every grade: the
+    run each grades segment file's first and last lines name (`segment_runs`), and the
+    runs in the rest of the `grades` view's rows (its cache, its pending Parquet files and
+    the files `segment_runs` says to read whole), by their `run` column. Each name
     `grade_count` finds is here: a re-grade into a capture of many runs checks its name
     without reading them."""
-    root = r.root
-    named, whole = segment_runs(root)
-    found = set(named.values())
-    if whole:
-        files = ", ".join(catalog.literal(str(path)) for path in whole)
-        found |= _runs_in(r, f"({catalog.segment_rows('grades', f'[{files}]')})")
-    if has_pending(root):
-        glob = catalog.pending_glob(root, "grades")
-        found |= _runs_in(r, f"read_parquet({glob}, union_by_name=true)")
-    return found | _runs_in(r, catalog.compacted("grades"))
+    named, whole = segment_runs(r.root)
+    return set(named.values()) | _runs_in(r, r.rows_of("grades", whole))
 
 
 def segment_runs(root: Path) -> tuple[dict[Path, str], list[Path]]:
