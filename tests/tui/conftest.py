@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import contextlib
 import io
+import pickle
 
 import pytest
 
 from tests.seeded import seed_capture
+from tests.tui.drive import screen_diff
 from toolproxy.cli.main import main
 
 CASES = """\
@@ -39,3 +41,21 @@ def graded(tmp_path):
     with contextlib.redirect_stdout(io.StringIO()):
         assert main(["grade", str(cases), "-c", str(capture), "--run", "t1"]) == 0
     return capture
+
+
+@pytest.fixture
+def snap_compare(snap_compare, request):
+    """pytest-textual-snapshot's `snap_compare`, which on a mismatch also prints what
+    differs as text (the screens' lines, else the SVGs' lines): a CI log then says what a
+    failing snapshot showed, not only that it failed (its HTML report stays on that
+    machine)."""
+    from pytest_textual_snapshot import node_to_report_path
+
+    def compare(app, **options) -> bool:
+        same = snap_compare(app, **options)
+        if not same:
+            data = pickle.loads(node_to_report_path(request.node).read_bytes())
+            print(screen_diff(str(data[1]), str(data[2])))
+        return same
+
+    return compare

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import contextlib
+import difflib
+import html
+import re
 
 from textual.worker import WorkerCancelled
 
@@ -47,3 +50,35 @@ def status(app) -> str:
 def rows(app, table="#sessions") -> list[str]:
     t = app.screen.query_one(table)
     return [t.get_row_at(i)[0] for i in range(t.row_count)]
+
+
+_TEXT = re.compile(r'<text class="[^"]*" x="([\d.]+)" y="([\d.]+)"[^>]*>(.*?)</text>')
+_IDS = re.compile(r"terminal-\d+")
+
+
+def screen_lines(svg: str) -> list[str]:
+    """The text of a Textual SVG screenshot, one string per terminal line."""
+    lines: dict[float, list[tuple[float, str]]] = {}
+    for x, y, text in _TEXT.findall(svg):
+        lines.setdefault(float(y), []).append((float(x), html.unescape(text)))
+    return [
+        "".join(t for _, t in sorted(parts)).replace("\xa0", " ")
+        for _, parts in sorted(lines.items())
+    ]
+
+
+def screen_diff(expected: str, actual: str, limit: int = 80) -> str:
+    """What differs between two SVG screenshots: their text lines, or, when the text is the
+    same (colours, the cursor, a scrollbar), their SVG lines with the content-hashed ids
+    masked; at most `limit` lines."""
+    want, got = screen_lines(expected), screen_lines(actual)
+    what = "screen text"
+    if want == got:
+        want, got = (
+            _IDS.sub("terminal", expected).splitlines(),
+            _IDS.sub("terminal", actual).splitlines(),
+        )
+        what = "SVG (the text is the same)"
+    diff = list(difflib.unified_diff(want, got, "snapshot", "this run", lineterm="", n=1))
+    shown = diff[:limit] + ([f"... {len(diff) - limit} more lines"] if len(diff) > limit else [])
+    return "\n".join([f"snapshot mismatch, {what}:", *shown])

@@ -50,14 +50,14 @@ class StoreScreen(Screen[None]):
         self.query_one("#status", Static).update(text)
 
     def read(
-        self, what: str, fn: Callable[[Reader], Any], done: Callable[[Any], None], group: str
+        self, what: str, fn: Callable[[Reader], Any], done: Callable[[Any], object], group: str
     ) -> None:
         """`fn` on a read batch in a worker thread (a newer read of the same `group` replaces
         it), then `done(result)` on the screen; a failure says it cannot read `what`."""
         self.work(f"read {what}", partial(_on_reader, self.capture, fn), done, group)
 
     def work(
-        self, what: str, fn: Callable[[], Any], done: Callable[[Any], None], group: str
+        self, what: str, fn: Callable[[], Any], done: Callable[[Any], object], group: str
     ) -> None:
         """`fn()` in a worker thread (replacing the group's running one), then `done(result)`
         on the screen; a failure is a status line saying it cannot `what`."""
@@ -65,7 +65,7 @@ class StoreScreen(Screen[None]):
             partial(self._work, what, fn, done), thread=True, exclusive=True, group=group
         )
 
-    def _work(self, what: str, fn: Callable[[], Any], done: Callable[[Any], None]) -> None:
+    def _work(self, what: str, fn: Callable[[], Any], done: Callable[[Any], object]) -> None:
         try:
             result = fn()
         except Exception as exc:  # noqa: BLE001 - shown in the app, never a traceback

@@ -65,15 +65,20 @@ class CompareScreen(StoreScreen):
         self.read("the runs", read, self.show, "compare")
         self.set_status("computing the report's tables…")
 
-    def show(self, tables: list[Table]) -> None:
-        box = self.query_one("#sections", VerticalScroll)
+    async def show(self, tables: list[Table]) -> None:
+        """Mount every section, then focus the first table without scrolling: the
+        sections start at the top, and focusing a table taller than the screen would
+        centre it (an animated scroll whose end depends on when layout ran)."""
+        widgets: list[Static | RowTable] = []
         for table in tables:
             grid = RowTable()
             grid.add_columns(*table.columns)
             grid.add_rows([[cell(v) for v in row] for row in table.rows], [None] * len(table.rows))
             grid.styles.height = len(table.rows) + 1
-            box.mount(Static(f"[b]{table.title}[/b]"), grid)
+            widgets += [Static(f"[b]{table.title}[/b]"), grid]
+        box = self.query_one("#sections", VerticalScroll)
+        await box.mount_all(widgets)
         if tables:
-            box.query(RowTable).first().focus()
+            box.query(RowTable).first().focus(scroll_visible=False)
         mark = f" · * baseline {self.baseline}" if self.baseline else ""
         self.set_status(f"{', '.join(self.runs)}{mark} · the tables of `toolproxy report`")
