@@ -11,6 +11,7 @@ import re
 from datetime import datetime
 from difflib import get_close_matches
 from functools import cache
+from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
@@ -20,8 +21,9 @@ import jsonschema_rs
 from toolproxy.grade.casefile import FieldPath
 from toolproxy.util.jsonfast import plain_json
 
-# package data, so an installed wheel has it; schemas/expectations.schema.json links here
-SCHEMA_PATH = Path(__file__).resolve().parent / "expectations.schema.json"
+# package data, so an installed wheel has it; schemas/expectations.schema.json links here.
+# Found through the package, not __file__: the compiled module lives outside it.
+SCHEMA_PATH = Path(str(files("toolproxy.grade") / "expectations.schema.json"))
 Problem = tuple[FieldPath, str]
 
 

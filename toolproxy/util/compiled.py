@@ -30,7 +30,9 @@ from typing import Any
 # Pure modules on the grading path that mypyc compiles (a module defining a pydantic
 # model does not compile; nor does one with a lone surrogate in a string literal).
 MODULES = (
+    "toolproxy.grade.casecheck",
     "toolproxy.grade.checker",
+    "toolproxy.grade.expectations",
     "toolproxy.grade.grades",
     "toolproxy.grade.labels",
     "toolproxy.grade.matchers",
