@@ -54,8 +54,9 @@ def snap_compare(snap_compare, request):
     def compare(app, **options) -> bool:
         same = snap_compare(app, **options)
         if not same:
-            data = pickle.loads(node_to_report_path(request.node).read_bytes())
-            print(screen_diff(str(data[1]), str(data[2])))
+            # the plugin's record of this comparison: (same, snapshot, this run's SVG, ...)
+            _, snapshot, svg, *_ = pickle.loads(node_to_report_path(request.node).read_bytes())
+            print(screen_diff(str(snapshot), str(svg)))
         return same
 
     return compare
