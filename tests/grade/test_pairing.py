@@ -69,6 +69,34 @@ def test_unordered_calls_to_one_tool_pair_by_their_arguments() -> None:
     ]
 
 
+def _unordered(expected: list[dict], observed: list[dict]) -> list[tuple]:
+    """(expected index, observed index, label) of each pair, all calls to one tool."""
+    case = Case(
+        id="c",
+        order="unordered",
+        calls=[
+            ExpectedCall(tool="w", args={k: Matcher(value=v) for k, v in args.items()})
+            for args in expected
+        ],
+    )
+    calls = views([ToolCall(index=j, name="w", arguments=a) for j, a in enumerate(observed)])
+    index = {id(e): i for i, e in enumerate(case.calls)}
+    return [(index[id(e)], o.index, label) for e, o, label in pair_calls(case, calls, ToolNames())]
+
+
+def test_parallel_calls_made_right_and_in_order_pair_in_order() -> None:
+    calls = [{"city": "Paris", "days": 2}, {"city": "Oslo", "days": 2}, {"city": "Rome", "days": 1}]
+    assert _unordered(calls, calls) == [(0, 0, None), (1, 1, None), (2, 2, None)]
+    assert _unordered(calls, calls[::-1]) == [(0, 2, None), (1, 1, None), (2, 0, None)]
+
+
+def test_calls_in_place_still_pair_by_score_when_expectations_differ_in_size() -> None:
+    # each call gets its own expectation's arguments right (the second has one of two), but
+    # the first call has both of the second expectation's: it scores higher and pairs first
+    observed = [{"a": 1, "b": 2}, {"a": 1}]
+    assert _unordered([{"a": 1}, {"a": 1, "b": 2}], observed) == [(0, 1, None), (1, 0, None)]
+
+
 def test_a_name_not_offered_never_means_an_expected_tool() -> None:
     names = ToolNames(offered=frozenset({"get"}))
     assert names.same("get", "get")

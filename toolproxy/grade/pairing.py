@@ -11,7 +11,7 @@ compared by `ToolNames` (`toolnames.same_tool`, offered names only). Pure.
 from __future__ import annotations
 
 from collections.abc import Collection
-from typing import Any
+from typing import Any, Final
 
 from toolproxy.grade.labels import Label
 from toolproxy.grade.matchers import matches
@@ -39,6 +39,7 @@ class ToolNames:
 
 
 Pair = tuple[ExpectedCall | None, Call | None, Label | None]
+_ABSENT: Final = object()  # no such argument (None is a value)
 
 
 def pair_calls(case: Case, observed: list[Call], names: ToolNames) -> list[Pair]:
@@ -121,14 +122,17 @@ def _pair_unordered(
                     used.add(j)
                     break
         return taken
+    reads = [call_arguments(o, incomplete=False)[0] for o in observed]  # once a call
+    if _in_order(expected, rows, reads):
+        return {i: i for i in range(len(expected))}
     # argument scores, best first: one int a candidate, (best - score, i, j) in that order
     n_e, n_o = len(expected), len(observed)
     best = 2 * max(len(e.args) for e in expected)
     keys = []
     for i, js in enumerate(rows):
+        e = expected[i]
         for j in js:
-            score = _score(expected[i], call_arguments(observed[j], incomplete=False)[0])
-            keys.append(((best - score) * n_e + i) * n_o + j)
+            keys.append(((best - _score(e, reads[j])) * n_e + i) * n_o + j)
     keys.sort()
     for key in keys:
         i, j = key // n_o % n_e, key % n_o
@@ -138,11 +142,28 @@ def _pair_unordered(
     return taken
 
 
+def _in_order(expected: list[ExpectedCall], rows: list[list[int]], reads: list[Any]) -> bool:
+    """Is each expected call's own call (the same position) a candidate matching every
+    argument, all expectations naming as many arguments? Then the scored pairing takes
+    exactly those pairs: every row's diagonal is in the best score's tier, which is taken
+    row by row, and a row's earlier candidates were taken by the rows before it. Parallel
+    calls made right and in order are paired without scoring every other pair."""
+    size = len(expected[0].args)
+    if len(reads) < len(expected):
+        return False
+    for i in range(len(expected)):
+        e = expected[i]
+        if len(e.args) != size or i not in rows[i] or _score(e, reads[i]) != 2 * size:
+            return False
+    return True
+
+
 def _score(e: ExpectedCall, args: dict[str, Any] | None) -> int:
     if not isinstance(args, dict):
         return 0
     score = 0
     for k, m in e.args.items():
-        if k in args:
-            score += 2 if matches(m, args[k]) else 1
+        value = args.get(k, _ABSENT)
+        if value is not _ABSENT:
+            score += 2 if matches(m, value) else 1
     return score
