@@ -8,6 +8,7 @@ import json
 import pytest
 
 from toolproxy.grade.grades import ArgGrade, CallGrade, CaseGrade
+from toolproxy.grade.model import record_from
 
 
 def a_grade() -> CaseGrade:
@@ -57,3 +58,44 @@ def test_a_copy_takes_updates_and_leaves_the_original():
 def test_records_refuse_unknown_attributes():
     with pytest.raises(AttributeError):
         ArgGrade("n", "ok").colour = "red"  # type: ignore[attr-defined]
+
+
+ARG_SHAPES = [
+    {"name": "n", "bucket": "ok"},  # defaults for the rest
+    {"name": "n", "bucket": "ok", "detail": None, "judged": True, "judge_score": 0.5},
+    {"name": "n", "bucket": "missing", "colour": "red"},  # an unknown key is ignored
+    {"name": "n", "bucket": "ok", "judge_reason": "fine", "detail": "d", "judged": False},
+]
+CALL_SHAPES = [
+    {"expected_tool": "f", "actual_tool": None},
+    {"expected_tool": "f", "actual_tool": "f", "errors": None, "args": None, "label": None},
+    {"expected_tool": None, "actual_tool": "g", "errors": ["x"], "args": ARG_SHAPES},
+    {"expected_tool": "f", "actual_tool": "f", "args": ARG_SHAPES, "stage": "old key"},
+    {
+        "expected_tool": "f",
+        "actual_tool": "g",
+        "call_id": "c1",
+        "stage_failed": "schema",
+        "label": "schema_violation",
+        "schema_source": "offered",
+        "errors": [],
+        "args": [],
+    },
+]
+
+
+@pytest.mark.parametrize(("cls", "shape"), [(ArgGrade, s) for s in ARG_SHAPES] + [
+    (CallGrade, s) for s in CALL_SHAPES
+])  # fmt: skip
+def test_a_stored_grade_reads_back_as_every_record_reads(cls, shape):
+    # `model_validate` reads the keys `model_dump` writes by position (fast); the result is
+    # what the keyword path every record shares (`record_from`) gives
+    assert cls.model_validate(shape) == record_from(cls, shape, cls._field)
+
+
+@pytest.mark.parametrize(
+    ("cls", "shape"), [(ArgGrade, {"name": "n"}), (CallGrade, {"expected_tool": "f"})]
+)
+def test_a_stored_grade_missing_a_required_field_is_refused(cls, shape):
+    with pytest.raises(TypeError):
+        cls.model_validate(shape)

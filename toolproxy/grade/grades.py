@@ -8,10 +8,18 @@ each as a `grade.rows.GradeRow` and the metrics read them back. Records like `gr
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 from toolproxy.grade.labels import Bucket, Label, Stage
-from toolproxy.grade.model import Record
+from toolproxy.grade.model import Record, record_from
+
+# the keys `model_dump` writes, which `model_validate` reads by position (a keyword call
+# into a native class parses its keywords: a third of reading a stored grade back)
+_ARG_KEYS: Final = frozenset({"name", "bucket", "detail", "judged", "judge_reason", "judge_score"})
+_CALL_KEYS: Final = frozenset(
+    {"expected_tool", "actual_tool", "call_id", "stage_failed", "label", "schema_source",
+     "errors", "args"}
+)  # fmt: skip
 
 
 @dataclass(slots=True, init=False)
@@ -47,6 +55,17 @@ class ArgGrade(Record):
             "judge_reason": self.judge_reason,
             "judge_score": self.judge_score,
         }
+
+    @classmethod
+    def model_validate(cls, data: Any) -> ArgGrade:
+        """An argument's grade from a dict as `model_dump` wrote it (unknown keys ignored)."""
+        if type(data) is dict and "name" in data and "bucket" in data and data.keys() <= _ARG_KEYS:
+            get = data.get
+            return ArgGrade(
+                data["name"], data["bucket"], get("detail"), get("judged", False),
+                get("judge_reason"), get("judge_score"),
+            )  # fmt: skip
+        return record_from(cls, data, cls._field)  # anything else, as every record reads
 
 
 @dataclass(slots=True, init=False)
@@ -91,6 +110,25 @@ class CallGrade(Record):
             "errors": list(self.errors),
             "args": [a.model_dump() for a in self.args],
         }
+
+    @classmethod
+    def model_validate(cls, data: Any) -> CallGrade:
+        """A call's grade from a dict as `model_dump` wrote it (unknown keys ignored)."""
+        if (
+            type(data) is dict
+            and "expected_tool" in data
+            and "actual_tool" in data
+            and data.keys() <= _CALL_KEYS
+        ):
+            get = data.get
+            errors, args = get("errors"), get("args")
+            return CallGrade(
+                data["expected_tool"], data["actual_tool"], get("call_id"), get("stage_failed"),
+                get("label"), get("schema_source"),
+                None if errors is None else cls._field("errors", errors),
+                None if args is None else cls._field("args", args),
+            )  # fmt: skip
+        return record_from(cls, data, cls._field)
 
     @classmethod
     def _field(cls, name: str, value: Any) -> Any:
