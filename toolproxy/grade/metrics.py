@@ -41,12 +41,14 @@ from __future__ import annotations
 import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, Field
 
 from toolproxy.grade.grades import CallGrade, CaseGrade
 from toolproxy.grade.labels import PRECEDENCE
+from toolproxy.grade.model import record_copy
 from toolproxy.grade.prices import Call
 from toolproxy.grade.rows import GradeRow
 from toolproxy.util.jsonfast import loads
@@ -89,35 +91,46 @@ SPECS: dict[str, MetricSpec] = {
 }
 
 
-class CaseRecord(BaseModel):
-    """One graded case of one run with what the capture holds about its exchange."""
+@dataclass(slots=True, kw_only=True)
+class CaseRecord:
+    """One graded case of one run with what the capture holds about its exchange. A slotted
+    dataclass, not a pydantic model: `report` builds one a case from the store's typed
+    columns, which pydantic checked again at ~20,000 instructions a case."""
 
-    run: str = Field(default="", description="the run's name")
-    grade: CaseGrade = Field(description="the case's grade")
-    source: str = Field(default="capture", description="capture | replay:<candidate>")
-    observed: bool = Field(default=True, description="the model turn exists (see UNOBSERVED)")
-    offered: list[str] | None = Field(
-        default=None, description="tool names offered in its exchange; None: not recorded"
-    )
-    input_tokens: int | None = Field(default=None, description="exchange's input tokens")
-    output_tokens: int | None = Field(default=None, description="exchange's output tokens")
-    ttfb_ms: float | None = Field(default=None, description="exchange's time to first byte")
-    decode_tps: float | None = Field(default=None, description="exchange's decode tokens/s")
-    finish_reason: str | None = Field(default=None, description="exchange's finish reason")
-    tags: list[str] = Field(default_factory=list, description="the case's tags")
-    call: Call | None = Field(default=None, description="its exchange as pricing sees it")
+    run: str = ""  # the run's name
+    grade: CaseGrade  # the case's grade
+    source: str = "capture"  # capture | replay:<candidate>
+    observed: bool = True  # the model turn exists (see UNOBSERVED)
+    offered: list[str] | None = None  # tool names offered in its exchange; None: not recorded
+    input_tokens: int | None = None  # the exchange's input tokens
+    output_tokens: int | None = None  # the exchange's output tokens
+    ttfb_ms: float | None = None  # the exchange's time to first byte
+    decode_tps: float | None = None  # the exchange's decode tokens/s
+    finish_reason: str | None = None  # the exchange's finish reason
+    tags: list[str] = field(default_factory=list)  # the case's tags
+    call: Call | None = None  # its exchange as pricing sees it
+
+    def model_copy(self, update: dict[str, Any] | None = None) -> CaseRecord:
+        """A shallow copy with `update` applied (pydantic's verb, as the records have it)."""
+        return record_copy(self, update)
 
 
-class SessionCall(BaseModel):
-    """A recorded tool call in session order, with the result the agent sent back."""
+@dataclass(slots=True, kw_only=True)
+class SessionCall:
+    """A recorded tool call in session order, with the result the agent sent back (a slotted
+    dataclass, as `CaseRecord`: `report` reads one per recorded call)."""
 
-    session_id: str = Field(description="the session")
-    exchange_id: str = Field(description="the exchange whose response made the call")
-    name: str | None = Field(default=None, description="tool name")
-    call_id: str | None = Field(default=None, description="provider's call id")
-    parse_error: str | None = Field(default=None, description="argument parse error")
-    result: str | None = Field(default=None, description="result content; None: none recorded")
-    result_is_error: bool | None = Field(default=None, description="tool_results.is_error")
+    session_id: str  # the session
+    exchange_id: str  # the exchange whose response made the call
+    name: str | None = None  # tool name
+    call_id: str | None = None  # the provider's call id
+    parse_error: str | None = None  # argument parse error
+    result: str | None = None  # result content; None: none recorded
+    result_is_error: bool | None = None  # tool_results.is_error
+
+    def model_copy(self, update: dict[str, Any] | None = None) -> SessionCall:
+        """A shallow copy with `update` applied (pydantic's verb, as the records have it)."""
+        return record_copy(self, update)
 
 
 Outcome = Literal["failed", "ok", "unknown"]
