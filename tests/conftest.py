@@ -70,3 +70,16 @@ def seeded_capture(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 # --- end the shared seeded capture ------------------------------------------------------
+
+
+# --- Ctrl-C reaches what the tests start (owner: every test that sends SIGINT) -----------
+import signal  # noqa: E402
+
+# A suite started as a background job without job control (`cmd &` in a script, CI
+# runners) inherits SIGINT ignored, and an ignored signal stays ignored in every process
+# it starts: the tests that stop a server, `fanout` or `demoloop` with Ctrl-C would wait
+# in vain. A handled signal is reset to the default in a started process, so handling it
+# here gives every child its ordinary Ctrl-C.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+# --- end Ctrl-C reaches what the tests start -----------------------------------------------

@@ -184,6 +184,22 @@ def test_serve_forever_prints_the_url_and_serves(tmp_path: Path) -> None:
         assert process.wait(timeout=10) == 0
 
 
+def test_ctrl_c_reaches_the_server_when_the_suite_was_started_ignoring_it() -> None:
+    """A suite launched as a background job without job control (`cmd &` in a script)
+    inherits SIGINT ignored, and so would every process it starts: the Ctrl-C tests' stops
+    would never arrive. The suite restores the handler (tests/conftest.py)."""
+    test = f"{__file__}::test_serve_forever_prints_the_url_and_serves"
+    launcher = (
+        "import signal, subprocess, sys; signal.signal(signal.SIGINT, signal.SIG_IGN); "
+        f"sys.exit(subprocess.call([sys.executable, '-m', 'pytest', '-q', '-p', "
+        f"'no:cacheprovider', {test!r}]))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", launcher], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+
+
 @pytest.mark.parametrize("path", list(REQUESTS))
 def test_model_override_replaces_the_echo(scripted_upstream: ScriptedUpstream, path: str) -> None:
     scripted_upstream.set_script(Script.of(Reply(text="x", model="served-model")))
