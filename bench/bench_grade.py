@@ -10,7 +10,10 @@ every schema hashed and compiled fresh, compiled fresh with the schema hashes th
 recorded (what one `toolproxy grade` run pays: it reads them with the schemas), with a warm
 cache, and with jsonschema alone (how schemas were checked before the quick path). Calls per second
 and the ratio to BFCL's: of the medians, and the median of each round's own ratio (this
-VM's vCPUs change speed between rounds; a round's arms run back to back).
+VM's vCPUs change speed between rounds; a round's arms run back to back). Then BFCL's
+checker and the warm grader again, each case graded 10 times in a row: what a call costs
+when its case, its schemas and the code that grades it are in the CPU's caches, against
+what a pass over every case costs (the gap is what reaching memory costs each checker).
 
 When the compiled grading core is in use (`toolproxy/util/compiled.py`), every round also
 times the fresh and warm arms in a child process on the pure Python core (`TOOLPROXY_PURE=1`;
@@ -54,6 +57,8 @@ from toolproxy.schema.compiling import (
 from toolproxy.util.compiled import PURE_ENV, core, in_use
 from toolproxy.util.gctools import paused_gc
 from toolproxy.wire.common import parse_arguments
+
+RESIDENT = 10  # the cache-resident arms grade each case this many times in a row
 
 WORDS = ["paris", "crash", "deploy", "notes", "build", "london", "report", "invoice", "tokyo"]
 
@@ -228,6 +233,21 @@ def bfcl_part(cases: int, rounds: int, seed: int) -> None:
         clear_caches()
         return run(pairs, compile_schema)[0]
 
+    def resident_bfcl() -> float:
+        t0 = time.perf_counter()
+        for w in work:
+            functions, output, truth, category = w.bfcl
+            for _ in range(RESIDENT):
+                checker(functions, output, truth, lang, category, MODEL)
+        return (time.perf_counter() - t0) / RESIDENT
+
+    def resident_warm() -> float:
+        t0 = time.perf_counter()
+        for case, observation in pairs:
+            for _ in range(RESIDENT):
+                grade_case(case, observation, compiler=compile_schema)
+        return (time.perf_counter() - t0) / RESIDENT
+
     def plain() -> float:
         _PLAIN.clear()
         return run(pairs, jsonschema_only)[0]
@@ -256,12 +276,16 @@ def bfcl_part(cases: int, rounds: int, seed: int) -> None:
         "toolproxy, jsonschema only (before), fresh": plain,
     }
     times: dict[str, list[float]] = {name: [] for name in arms}
+    resident = {"BFCL": resident_bfcl, "toolproxy, warm": resident_warm}
+    kept: dict[str, list[float]] = {name: [] for name in resident}
     pure = in_use()  # the same arms on the pure Python core, in a child process
     for name in ("pure Python core, fresh", "pure Python core, warm") if pure else ():
         times[name] = []
     for _ in range(rounds):  # interleaved, so drift on a shared machine hits every arm
         for name, arm in arms.items():
             times[name].append(arm())
+        for name, arm in resident.items():
+            kept[name].append(arm())
         if pure:
             child = pure_round(cases, seed)
             times["pure Python core, fresh"].append(child["fresh"])
@@ -283,6 +307,14 @@ def bfcl_part(cases: int, rounds: int, seed: int) -> None:
             f"  {name:44} {rate:>9,.0f} calls/s  ({spread})  {rate / base:5.2f}x BFCL"
             f"  ({paired:.2f}x per round)"
         )
+    bfcl_kept, warm_kept = (calls / statistics.median(kept[n]) for n in resident)
+    streamed = statistics.median(times["toolproxy, warm schema cache"])
+    print(
+        f"  cache-resident (each case graded {RESIDENT}x back to back): BFCL {bfcl_kept:,.0f}, "
+        f"toolproxy warm {warm_kept:,.0f} calls/s ({warm_kept / bfcl_kept:.2f}x); a pass over "
+        f"every case costs BFCL {bfcl_kept / base:.2f}x and toolproxy "
+        f"{warm_kept * streamed / calls:.2f}x the time of the same calls in cache"
+    )
     mix = Counter(w.kind for w in work)
     print("  outputs: " + ", ".join(f"{k} {v}" for k, v in mix.most_common()))
 
