@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
+from datetime import datetime
 from typing import NamedTuple
 
 from pydantic import BaseModel, Field
@@ -195,8 +196,6 @@ def call_of(
 ) -> Call:
     """A `Call` from an exchange's columns (scheme, host, port, path; input, output, cached
     tokens; duration; start time)."""
-    from datetime import datetime
-
     scheme, host, port, path = endpoint
     return Call(
         model=model,

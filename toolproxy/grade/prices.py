@@ -31,7 +31,7 @@ import fnmatch
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from decimal import Decimal
-from typing import Any
+from typing import Any, NamedTuple
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -111,10 +111,10 @@ def load_price_file(text: str, name: str) -> list[PriceRule]:
         raise PriceFileError(f"{name}: {where}: {err['msg']}") from None
 
 
-class Call(BaseModel):
-    """What pricing needs of one model call."""
-
-    model_config = ConfigDict(frozen=True)
+class Call(NamedTuple):
+    """What pricing needs of one model call (build it by keyword). A named tuple, not a
+    frozen pydantic model or dataclass: `report` builds one a case from the store's typed
+    columns, and each of those set every field through a checked or frozen path."""
 
     model: str | None = None
     scheme: str = "https"
@@ -138,9 +138,9 @@ class Call(BaseModel):
         return f"{self.scheme}://{self.host}{port}{self.path}"
 
 
-@dataclass(frozen=True, slots=True)
-class Priced:
-    """A call's price: `cost` in dollars, or None with `how` saying why it is unpriced."""
+class Priced(NamedTuple):
+    """A call's price: `cost` in dollars, or None with `how` saying why it is unpriced (a
+    named tuple: one is made a case, as `Call`)."""
 
     cost: float | None
     how: str  # "genai-prices openai/gpt-4o-mini", "prices.yaml rule 2 (per token)", ...
@@ -261,9 +261,7 @@ def _linear_price(call: Call, provider: str | None, at: datetime) -> Linear | Pr
     from genai_prices.types import TieredPrices
 
     def at_usage(tin: int, tout: int, cached: int) -> Priced:
-        probe = call.model_copy(
-            update={"input_tokens": tin, "output_tokens": tout, "cached_input_tokens": cached}
-        )
+        probe = call._replace(input_tokens=tin, output_tokens=tout, cached_input_tokens=cached)
         return _genai_price(probe, provider, at, check_tiers=TieredPrices)
 
     zero = at_usage(0, 0, 0)
