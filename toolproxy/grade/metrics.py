@@ -50,7 +50,7 @@ from toolproxy.grade.grades import CallGrade, CaseGrade
 from toolproxy.grade.labels import PRECEDENCE
 from toolproxy.grade.model import record_copy
 from toolproxy.grade.prices import Call
-from toolproxy.grade.rows import GradeRow
+from toolproxy.grade.rows import GradeRow, Row
 from toolproxy.util.jsonfast import loads
 from toolproxy.wire.structured import OUTPUT
 
@@ -116,9 +116,9 @@ class CaseRecord:
 
 
 @dataclass(slots=True, kw_only=True)
-class SessionCall:
-    """A recorded tool call in session order, with the result the agent sent back (a slotted
-    dataclass, as `CaseRecord`: `report` reads one per recorded call)."""
+class SessionCall(Row):
+    """A recorded tool call in session order, with the result the agent sent back (a row of
+    plain values, as `rows.Row` has them: `report` reads one per recorded call)."""
 
     session_id: str  # the session
     exchange_id: str  # the exchange whose response made the call
@@ -127,10 +127,6 @@ class SessionCall:
     parse_error: str | None = None  # argument parse error
     result: str | None = None  # result content; None: none recorded
     result_is_error: bool | None = None  # tool_results.is_error
-
-    def model_copy(self, update: dict[str, Any] | None = None) -> SessionCall:
-        """A shallow copy with `update` applied (pydantic's verb, as the records have it)."""
-        return record_copy(self, update)
 
 
 Outcome = Literal["failed", "ok", "unknown"]

@@ -14,7 +14,7 @@ from typing import Any, Self
 from toolproxy.grade.model import record_copy, record_from
 
 
-class _Row:
+class Row:
     """pydantic's verbs on a row of plain JSON values (`model_dump`, `model_copy`,
     `model_validate`): `grade.model.Record`'s, without its walk of nested records. Not that
     class itself: compiled by mypyc, it cannot be subclassed by a pure class."""
@@ -36,7 +36,7 @@ class _Row:
 
 
 @dataclass(slots=True, kw_only=True)
-class GradeRow(_Row):
+class GradeRow(Row):
     """One case's grade in one named run: a row of the `grades` table."""
 
     run: str  # the run's name (toolproxy grade --run NAME)
@@ -66,7 +66,7 @@ class GradeRow(_Row):
 
 
 @dataclass(slots=True, kw_only=True)
-class JudgeVerdict(_Row):
+class JudgeVerdict(Row):
     """A cached LLM-judge verdict: a row of the `judge_cache` table."""
 
     key: str  # sha256 of (model, prompt): the cache key
