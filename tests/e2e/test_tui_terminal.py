@@ -67,7 +67,8 @@ def test_the_real_app_in_a_real_terminal(terminal, tmp_path):
     shown = terminal.wait_for("sessions 1-5 of 5")
     assert "s-m" in shown and "gpt-a-2026" in shown
     terminal.keys("/")
-    terminal.keys("tool:search", "Enter")
+    terminal.wait_for("filter: model:")  # the filter's input is up: keys sent sooner go to
+    terminal.keys("tool:search", "Enter")  # the table ("o" sorts), as a slow CI run showed
     shown = terminal.wait_for("sessions 1-1 of 1")
     assert "s-b" in shown and "s-a" not in shown
     terminal.keys("Escape")
