@@ -12,6 +12,7 @@ from toolproxy.grade.parsestage import (
     call_arguments,
     classify,
     decode_nested,
+    diagnose,
     explain,
     json_type,
     repair_escapes,
@@ -176,3 +177,26 @@ def test_a_call_is_read_once_and_the_reply_ending_early_relabels_only_raw_text()
     assert call_arguments(listed, incomplete=True)[1] == "malformed_json"  # the wire's reading
     parsed = Call(ToolCall(name="f", arguments_raw='{"a": 1}', arguments={"a": 1}))
     assert call_arguments(parsed, incomplete=True) == ({"a": 1}, None, "")
+
+
+def test_diagnose_gives_the_object_or_the_label_and_why_from_one_reading():
+    """The label and the words `classify` and `explain` gave when each read the text apart."""
+    assert diagnose('{"a": [1, 2]}') == ({"a": [1, 2]}, None, "")
+    expected = {
+        '{"a": 1': ("truncation", "arguments end early (Expecting ',' delimiter at char 7)"),
+        '{"p": "C:\\x"}': ("escaping_error", "Invalid \\escape at char 9"),
+        '"{\\"a\\": 1}"': (
+            "escaping_error",
+            "arguments are a JSON object encoded inside a JSON string",
+        ),
+        "[1]": ("malformed_json", "arguments are a JSON array, not an object"),
+        "": ("malformed_json", "empty arguments"),
+        "{'a': 1}": (
+            "malformed_json",
+            "Expecting property name enclosed in double quotes at char 1",
+        ),
+        '{"q": "say "hi""}': ("escaping_error", "Expecting ',' delimiter at char 12"),
+    }
+    for text, (label, why) in expected.items():
+        assert diagnose(text) == (None, label, why), text
+        assert (classify(text), explain(text)) == (label, why), text

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 from toolproxy.records import ToolOffered, schema_hash
 from toolproxy.schema import compiling
@@ -95,3 +97,27 @@ def test_a_resolved_schema_compares_by_value():
     got = ResolvedSchema(REAL, "offered", tool="t")
     assert got == ResolvedSchema(REAL, "offered", None, "t") and got.server is None
     assert got != ResolvedSchema(SENT, "offered", None, "t")
+
+
+def test_the_caches_are_emptied_at_exit():
+    """At exit the compiled schemas and noted keys go first: the interpreter's teardown
+    collects several times, each walking every cached schema (a 90,818-case `grade -j1`
+    spent 1.4 s after its command returned, 0.2 s once they go)."""
+    code = """
+import atexit
+import sys
+def sizes():
+    c = sys.modules["toolproxy.schema.compiling"]
+    print(len(c._BY_KEY), len(c._BY_ID), len(c._KEYS))
+atexit.register(sizes)  # registered before the module's own handler, so it runs after it
+from toolproxy.schema import compiling
+for n in range(20):
+    schema = {"type": "object", "properties": {f"p{n}": {"type": "string"}}}
+    compiling.note_schema_key(schema, f"key{n}")
+    compiling.compile_schema(schema)
+sizes()
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert done.stdout.split("\n")[:2] == ["20 20 20", "0 0 0"]

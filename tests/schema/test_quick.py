@@ -3,6 +3,7 @@ it compiles passes the Draft 2020-12 metaschema (so `check_schema` may be skippe
 
 from __future__ import annotations
 
+import gc
 from typing import Any
 
 import jsonschema
@@ -182,3 +183,34 @@ def test_enum_equality_is_jsonschemas() -> None:
     assert quick(1.0) and quick("a") and quick(None)
     assert not quick(True)  # True is not 1
     assert not quick([1])  # lists are left to jsonschema (which accepts it)
+
+
+def test_a_compiled_schema_is_freed_without_the_cycle_collector():
+    """Compiling makes no reference cycle: a schema's accepts, dropped, are freed at once.
+    (mypyc's closure of the enum check once kept its own environment alive: 17,772 cycles,
+    124,435 objects, in a 90,818-case `grade` that pauses the collector.)"""
+    schema = {
+        "type": "object",
+        "properties": {
+            "unit": {"type": "string", "enum": ["c", "f"]},
+            "mode": {"const": 1},
+            "n": {"type": "integer", "minimum": 0, "maximum": 9},
+            "tags": {"type": "array", "items": {"type": "string", "pattern": "^a"}},
+            "when": {"type": "string", "format": "date"},
+            "either": {"anyOf": [{"type": "string"}, {"type": ["integer", "null"]}]},
+            "both": {"allOf": [{"type": "string"}, {"minLength": 1}]},
+        },
+        "required": ["unit"],
+        "additionalProperties": False,
+    }
+    conforms = _format_checker(jsonschema.Draft202012Validator).conforms
+    gc.collect()
+    gc.disable()
+    try:
+        for _ in range(50):
+            accept = compile_quick(schema, conforms)
+            assert accept is not None and accept({"unit": "c", "mode": 1, "n": 3})
+            del accept
+        assert gc.collect() == 0
+    finally:
+        gc.enable()

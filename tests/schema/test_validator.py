@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+from datetime import UTC, datetime
+
 import pytest
 
 from toolproxy.records import ToolCall
@@ -185,3 +188,39 @@ def test_values_json_cannot_hold_do_not_crash():
     # not JSON-serialisable, so no schema_hash: cached by identity instead
     assert check_call("{}", {"type": "object", "x": {1, 2}}).valid
     assert check_call("1", {"enum": {1, 2}}).schema_error
+
+
+def _date_time_by_datetime(value: str) -> bool:
+    """RFC 3339 date-time as `datetime` reads the fields (what `is_date_time` must say)."""
+    m = re.fullmatch(
+        r"(\d{4})-(\d\d)-(\d\d)[Tt](\d\d):(\d\d):(\d\d)(?:\.\d+)?(?:[Zz]|([+-])(\d\d):(\d\d))",
+        value,
+        re.ASCII,
+    )
+    if m is None:
+        return False
+    year, month, day, hour, minute, second = (int(g) for g in m.groups()[:6])
+    try:
+        datetime(year, month, day, hour, minute, min(second, 59), tzinfo=UTC)
+    except ValueError:
+        return False
+    return second <= 60 and (m[7] is None or (int(m[8]) < 24 and int(m[9]) < 60))
+
+
+def test_date_time_fields_are_read_as_datetime_reads_them():
+    """Every calendar edge (year 0, leap years by the 4/100/400 rule, day 0 and 32, month 13,
+    hour 24, minute 60, leap second 60 and 61, offsets) as `datetime` decides it."""
+    dates = [
+        f"{y}-{m}-{d}"
+        for y in ("0000", "0001", "1900", "2000", "2023", "2024", "2100", "9999")
+        for m in ("00", "01", "02", "04", "09", "11", "12", "13")
+        for d in ("00", "01", "28", "29", "30", "31", "32")
+    ]
+    times = ["00:00:00", "23:59:59", "24:00:00", "12:60:00", "12:00:60", "12:00:61", "09:30:00.25"]
+    zones = ["Z", "z", "+02:00", "-23:59", "+24:00", "+05:60", ""]
+    for date in dates:
+        for time in times:
+            for zone in zones:
+                for t in ("T", "t"):
+                    value = f"{date}{t}{time}{zone}"
+                    assert is_date_time(value) is _date_time_by_datetime(value), value

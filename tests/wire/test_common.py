@@ -53,6 +53,18 @@ def test_parse_arguments_rejects_non_standard_constants() -> None:
     assert parse_arguments('{"x": NaN}') == (None, "non-standard JSON constant NaN")
 
 
+def test_parse_arguments_reads_as_json_loads_does() -> None:
+    """A byte order mark is refused with json.loads' own words; overflowing numbers read
+    as infinity, duplicate keys keep the last; bytes are read as json.loads reads them."""
+    assert parse_arguments('\ufeff{"a": 1}') == (
+        None,
+        "Unexpected UTF-8 BOM (decode using utf-8-sig) at char 0",
+    )
+    assert parse_arguments('{"a": 1e999, "b": 1, "b": 2}') == ({"a": float("inf"), "b": 2}, None)
+    assert parse_arguments(b'{"a": "\xc3\xa9"}') == ({"a": "é"}, None)  # type: ignore[arg-type]
+    assert parse_arguments('{"a": -Infinity}') == (None, "non-standard JSON constant -Infinity")
+
+
 def test_parse_arguments_survives_absurd_nesting() -> None:
     assert parse_arguments("[" * 200_000) == (None, "arguments nested too deeply to parse")
 

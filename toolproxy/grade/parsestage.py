@@ -12,8 +12,10 @@
     malformed_json  anything else: single quotes, trailing commas, NaN, fences, trailing data,
                     empty text, a value that is not an object, nesting too deep to parse
 
-`scan` is an incremental JSON state machine with its own stack (no recursion), so it tells
-"ended early" from "went wrong" on any input, however deep. Both are pure and never raise.
+`explain(text)` says why in one line; `diagnose(text)` gives both, and the object, from one
+reading (what the grader asks). `scan` is an incremental JSON state machine with its own
+stack (no recursion), so it tells "ended early" from "went wrong" on any input, however
+deep. All are pure and never raise.
 """
 
 from __future__ import annotations
@@ -226,25 +228,36 @@ def decode_nested(value: object) -> object:
     return value
 
 
+Reading = tuple[dict[str, Any] | None, Label | None, str]
+
+
 def classify(text: str) -> Label | None:
     """The parse-stage label of argument `text`, or None when it is a JSON object."""
+    return diagnose(text)[1]
+
+
+def diagnose(text: str) -> Reading:
+    """`text` read once for the parse stage: (the object, None, "") when it is a JSON
+    object, else (None, its label (`classify`), why (`explain`)). One parse and at most
+    one scan, where the label and the words apart parsed and scanned twice."""
     value, error = parse_arguments(text)
     if error is None:
         if isinstance(value, dict):
-            return None
-        encoded = isinstance(value, str) and isinstance(decode_nested(value), dict)
-        return "escaping_error" if encoded else "malformed_json"
+            return value, None, ""
+        if isinstance(value, str) and isinstance(decode_nested(value), dict):
+            why = "arguments are a JSON object encoded inside a JSON string"
+            return None, "escaping_error", why
+        return None, "malformed_json", f"arguments are a JSON {json_type(value)}, not an object"
     found = scan(text)
     if found.status == "prefix":
-        return "truncation"
+        return None, "truncation", f"arguments end early ({error})"
     if found.status == "error" and found.kind in ("escape", "control"):
-        return "escaping_error"
+        return None, "escaping_error", error
     if found.status == "error":
-        repaired = repair_escapes(text)
-        fixed, fix_error = parse_arguments(repaired)
+        fixed, fix_error = parse_arguments(repair_escapes(text))
         if fix_error is None and isinstance(fixed, dict):
-            return "escaping_error"
-    return "malformed_json"
+            return None, "escaping_error", error
+    return None, "malformed_json", error
 
 
 def json_type(value: object) -> str:
@@ -261,20 +274,7 @@ def json_type(value: object) -> str:
 
 def explain(text: str) -> str:
     """One line saying why `text` is not a JSON object ("" when it is one)."""
-    value, error = parse_arguments(text)
-    if error is None:
-        if isinstance(value, dict):
-            return ""
-        if isinstance(value, str) and isinstance(decode_nested(value), dict):
-            return "arguments are a JSON object encoded inside a JSON string"
-        return f"arguments are a JSON {json_type(value)}, not an object"
-    found = scan(text)
-    if found.status == "prefix":
-        return f"arguments end early ({error})"
-    return error
-
-
-Reading = tuple[dict[str, Any] | None, Label | None, str]
+    return diagnose(text)[2]
 
 
 class Call:
@@ -326,8 +326,7 @@ def _read(o: Call) -> Reading:
         if isinstance(value, str) and isinstance(decode_nested(value), dict):
             return None, "escaping_error", "arguments are a JSON object encoded in a string"
         return None, "malformed_json", f"arguments are a JSON {json_type(value)}, not an object"
-    label = classify(o.arguments_raw)
+    value, label, why = diagnose(o.arguments_raw)
     if label is None:
-        value, _ = parse_arguments(o.arguments_raw)
-        return value if isinstance(value, dict) else {}, None, ""
-    return None, label, explain(o.arguments_raw) or o.parse_error or "arguments do not parse"
+        return value, None, ""
+    return None, label, why or o.parse_error or "arguments do not parse"

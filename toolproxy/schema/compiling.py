@@ -12,12 +12,12 @@ here raises on a bad schema. `schema.validator` words the errors.
 
 from __future__ import annotations
 
+import atexit
 import re
 from collections import OrderedDict
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any, Final, Literal, Protocol
 
 import jsonschema
@@ -167,14 +167,28 @@ def is_date_time(value: object) -> bool:
     m = _DATE_TIME.match(value)
     if m is None:
         return False
-    year, month, day, hour, minute, second = (int(g) for g in m.groups()[:6])
-    try:
-        # second 60 is a leap second, allowed by RFC 3339
-        datetime(year, month, day, hour, minute, min(second, 59), tzinfo=UTC)
-    except ValueError:
+    # the fields are fixed-width ASCII digits (the pattern says so): two-digit strings
+    # compare as their numbers do, and a set holds every month-day; `datetime` with a time
+    # zone, and int() of each field, made this 3.3-4.2 µs a value
+    if value[11:13] > "23" or value[14:16] > "59" or value[17:19] > "60":  # 60: leap second
         return False
-    offset_ok = m[7] is None or (int(m[8]) < 24 and int(m[9]) < 60)
-    return second <= 60 and offset_ok
+    day = value[5:10]
+    if day not in _MONTH_DAYS or value[0:4] == "0000":  # years 1-9999, as `datetime`'s
+        return False
+    if day == "02-29" and not _leap(int(value[0:4])):
+        return False
+    return m[7] is None or (m[8] <= "23" and m[9] <= "59")
+
+
+def _leap(year: int) -> bool:
+    return year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)
+
+
+_MONTH_DAYS: Final = frozenset(
+    f"{month:02d}-{day:02d}"
+    for month, days in enumerate((31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31), 1)
+    for day in range(1, days + 1)
+)  # every "MM-DD" of a leap year
 
 
 def is_time(value: object) -> bool:
@@ -293,6 +307,11 @@ def clear_caches() -> None:
     _KEYS.clear()
     _VERDICTS.clear()
     _NEW.clear()
+
+
+# At exit, before the interpreter's teardown: it collects several times, and each walks
+# every cached schema (a 90,818-case `grade -j1`: 1.4 s after the command, 0.2 s without).
+atexit.register(clear_caches)
 
 
 def note_schema_key(schema: Any, key: str) -> None:

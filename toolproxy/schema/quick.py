@@ -271,12 +271,17 @@ def _choices(schema: dict[str, Any]) -> Accept:
     if "const" in schema:
         options.append([schema["const"]])
     allowed = [{k for k in map(_scalar_key, values) if k is not None} for values in options]
+    return lambda v: _chosen(_scalar_key(v), allowed)  # a nested `def` kept in its own
+    # environment makes a cycle once compiled, freed only by the collector
 
-    def accept(v: Any) -> bool:
-        key = _scalar_key(v)
-        return key is not None and all(key in keys for keys in allowed)
 
-    return accept
+def _chosen(key: tuple[str, Any] | None, allowed: list[set[tuple[str, Any]]]) -> bool:
+    if key is None:
+        return False
+    for keys in allowed:
+        if key not in keys:
+            return False
+    return True
 
 
 _COMPARISONS: Final[dict[str, Callable[[Any, Any], bool]]] = {

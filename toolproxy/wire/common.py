@@ -10,7 +10,7 @@ import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any, Final, NamedTuple
 
 from toolproxy.records import (
     ParsedRequest,
@@ -83,6 +83,9 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"non-standard JSON constant {name}")
 
 
+_STRICT: Final = json.JSONDecoder(parse_constant=_reject_constant)
+
+
 def parse_arguments(raw: str) -> tuple[object | None, str | None]:
     """Parse tool-call argument text as strict JSON -> (value, None) or (None, message).
 
@@ -97,7 +100,12 @@ def parse_arguments(raw: str) -> tuple[object | None, str | None]:
     if not raw.strip():
         return None, "empty arguments"
     try:
-        return json.loads(raw, parse_constant=_reject_constant), None
+        if not isinstance(raw, str):  # bytes: json.loads finds their encoding
+            return json.loads(raw, parse_constant=_reject_constant), None
+        if raw.startswith("\ufeff"):  # json.loads' own refusal, worded as it words it
+            raise json.JSONDecodeError("Unexpected UTF-8 BOM (decode using utf-8-sig)", raw, 0)
+        return _STRICT.decode(raw), None  # json.loads(raw, parse_constant=...) builds a
+        # decoder per call: 6.5 µs for a small object, 2.6 µs with this one
     except ValueError as exc:
         return None, describe_json_error(exc)
     except RecursionError:
