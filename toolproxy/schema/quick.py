@@ -271,8 +271,9 @@ def _choices(schema: dict[str, Any]) -> Accept:
     if "const" in schema:
         options.append([schema["const"]])
     allowed = [{k for k in map(_scalar_key, values) if k is not None} for values in options]
-    return lambda v: _chosen(_scalar_key(v), allowed)  # a nested `def` kept in its own
-    # environment makes a cycle once compiled, freed only by the collector
+    # a lambda: mypyc keeps a nested `def` in its own closure environment, a reference
+    # cycle that only the collector frees (one per enum a schema compiles)
+    return lambda v: _chosen(_scalar_key(v), allowed)
 
 
 def _chosen(key: tuple[str, Any] | None, allowed: list[set[tuple[str, Any]]]) -> bool:
