@@ -164,3 +164,29 @@ def test_columns_added_to_the_records_are_migrated(cap: Path) -> None:
     with store.open_capture(cap) as con:
         names = {r[0] for r in con.execute("DESCRIBE exchanges_compacted").fetchall()}
     assert "conversation_key" in names
+
+
+# A query that runs past DuckDB's progress-bar threshold (2 s by default; 0 here, so a short
+# query shows the shape) printed a bar on the process's stdout: into `report --json`,
+# `export` and `sql --json` output, over the TUI's screen, on the proxy's console.
+SLOW = "SELECT sum(a * b) FROM range(300000) t(a), range(20) u(b)"
+
+
+@pytest.mark.parametrize("read_only", [True, False])
+def test_capture_connections_never_print_a_progress_bar(
+    cap: Path, read_only: bool, capfd: pytest.CaptureFixture[str]
+) -> None:
+    with store.open_capture(cap, read_only=read_only) as con:
+        con.execute("SET progress_bar_time = 0")
+        assert con.execute(SLOW).fetchall() == [(300000 * 299999 // 2 * 190,)]
+    assert capfd.readouterr().out == ""
+
+
+def test_plain_connections_never_print_a_progress_bar(capfd: pytest.CaptureFixture[str]) -> None:
+    from toolproxy.store.connection import plain_connection
+
+    with plain_connection() as con:  # what background compaction opens
+        con.execute("SET progress_bar_time = 0")
+        con.execute(SLOW).fetchall()
+        assert con.execute("SELECT current_setting('TimeZone')").fetchone() == ("UTC",)
+    assert capfd.readouterr().out == ""

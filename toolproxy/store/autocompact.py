@@ -14,9 +14,8 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-import duckdb
-
 from toolproxy.store import compaction, files
+from toolproxy.store.connection import plain_connection
 from toolproxy.store.segments import SEGMENTS_DIR
 
 EVERY_S = 5.0
@@ -71,8 +70,7 @@ class AutoCompactor:
         with files.compaction_lock(self.root, wait=False) as got:
             if not got or not (self.root / compaction.LIVE_MARKER).exists():
                 return False  # busy, or the views do not read pending files now
-            with duckdb.connect() as con:
-                con.execute("SET TimeZone = 'UTC'")
+            with plain_connection() as con:
                 con.execute("SET preserve_insertion_order = false")
                 con.execute("SET threads = 1")  # a core stays free for the proxy
                 held = compaction.held_segments(con, self.root)

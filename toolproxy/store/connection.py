@@ -91,9 +91,7 @@ def _connect(root: Path, read_only: bool, busy_timeout_s: float) -> duckdb.DuckD
     deadline = time.monotonic() + busy_timeout_s
     while True:
         try:
-            con = duckdb.connect(str(db), read_only=read_only)
-            con.execute("SET TimeZone = 'UTC'")
-            return con
+            return _configured(duckdb.connect(str(db), read_only=read_only))
         except duckdb.IOException as e:
             if "not a valid DuckDB database" in str(e):
                 raise NotACapture(f"{db} is not a DuckDB database") from e
@@ -114,6 +112,21 @@ def _connect(root: Path, read_only: bool, busy_timeout_s: float) -> duckdb.DuckD
                 f"this capture or retry. DuckDB said: {error}"
             ) from error
         time.sleep(0.05)
+
+
+def plain_connection() -> duckdb.DuckDBPyConnection:
+    """An in-memory connection set up as a capture's (UTC, no progress bar), for work on
+    a capture's files without its catalog (background compaction)."""
+    return _configured(duckdb.connect())
+
+
+def _configured(con: duckdb.DuckDBPyConnection) -> duckdb.DuckDBPyConnection:
+    con.execute("SET TimeZone = 'UTC'")
+    # DuckDB draws a progress bar on the process's stdout for a query past 2 s: into
+    # `report --json`, `export` and `sql --json` output, over the TUI, on the proxy's console
+    con.execute("SET enable_progress_bar = false")
+    con.execute("SET enable_progress_bar_print = false")  # setting progress_bar_time enables it
+    return con
 
 
 def _meta(con: duckdb.DuckDBPyConnection) -> dict[str, str] | None:
