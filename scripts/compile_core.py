@@ -3,9 +3,11 @@
     .venv/bin/python scripts/compile_core.py     # scripts/setup.sh runs it
 
 Builds `compiled.MODULES` into `<venv>/toolproxy-compiled/` with their manifest (the
-package's source digest, this Python, each module's file). Does nothing when the build there
-is already of these sources. Needs a C compiler and the Python headers; exit code 1 and one
-line when the build fails (toolproxy then runs the pure Python core, slower).
+package's source digest and stamp, this Python, each module's file). When the build there is
+already of these sources, only stamps it (a checkout that rewrote files without changing
+them changes the stamp, and each start would hash the sources again). Needs a C compiler
+and the Python headers; exit code 1 and one line when the build fails (toolproxy then runs
+the pure Python core, slower).
 """
 
 from __future__ import annotations
@@ -16,12 +18,21 @@ import shutil
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 os.environ["TOOLPROXY_PURE"] = "1"  # this process imports the sources, never a build
 
-from toolproxy.util.compiled import FOLDER, MANIFEST, MODULES, package_digest, usable_files  # noqa: E402
+from toolproxy.util.compiled import (  # noqa: E402
+    FOLDER,
+    MANIFEST,
+    MODULES,
+    package_digest,
+    settled_stamp,
+    usable_files,
+    with_stamp,
+)
 
 
 def built_files(target: Path) -> dict[str, str]:
@@ -34,14 +45,24 @@ def built_files(target: Path) -> dict[str, str]:
     return files
 
 
+def write_manifest(target: Path, record: dict[str, Any], stamp: str | None, sources: Path) -> None:
+    """The manifest, stamped when the sources are still as stamped before the digest."""
+    text = json.dumps(with_stamp(record, stamp, sources), indent=2) + "\n"
+    (target / MANIFEST).write_text(text, encoding="utf-8")
+
+
 def main() -> int:
     target = Path(sys.prefix) / FOLDER
-    digest = package_digest(REPO / "toolproxy")
+    sources = REPO / "toolproxy"
+    stamp = settled_stamp(sources)  # before the digest: the files it stamps are those hashed
+    digest = package_digest(sources)
     try:
         manifest = json.loads((target / MANIFEST).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         manifest = None
     if usable_files(manifest, digest, sys.version):
+        if isinstance(manifest, dict) and manifest.get("stamp") != stamp:
+            write_manifest(target, manifest, stamp, sources)
         print(f"compile_core: {target} is up to date")
         return 0
     shutil.rmtree(target, ignore_errors=True)
@@ -68,7 +89,7 @@ def main() -> int:
         print(f"compile_core: the build made no file for {', '.join(missing)}")
         return 1
     record = {"digest": digest, "python": sys.version, "files": files}
-    (target / MANIFEST).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+    write_manifest(target, record, stamp, sources)
     print(f"compile_core: {len(MODULES)} modules compiled into {target}")
     return 0
 

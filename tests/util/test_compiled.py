@@ -9,7 +9,15 @@ from pathlib import Path
 import pytest
 
 from toolproxy.util import compiled
-from toolproxy.util.compiled import CompiledFinder, activate, package_digest, usable_files
+from toolproxy.util.compiled import (
+    CompiledFinder,
+    activate,
+    package_digest,
+    settled_stamp,
+    source_stamp,
+    usable_files,
+    with_stamp,
+)
 
 PROBE = "toolproxy_compiled_probe"
 
@@ -46,6 +54,47 @@ def test_the_digest_changes_with_any_source_and_not_with_other_files(tmp_path):
     assert package_digest(tmp_path) != before
 
 
+def test_the_stamp_changes_with_any_source_file_listed_or_touched_and_not_with_others(tmp_path):
+    (tmp_path / "a.py").write_text("x = 1\n")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "b.py").write_text("y = 2\n")
+    before = source_stamp(tmp_path)
+    assert source_stamp(tmp_path) == before
+    (tmp_path / "notes.txt").write_text("not a source")
+    assert source_stamp(tmp_path) == before
+    b = tmp_path / "sub" / "b.py"
+    at = b.stat().st_mtime_ns
+    os.utime(b, ns=(at, at - 10**9))  # another modification time, the same bytes
+    assert source_stamp(tmp_path) != before
+    before = source_stamp(tmp_path)
+    (tmp_path / "c.py").write_text("")
+    assert source_stamp(tmp_path) != before
+    (tmp_path / "c.py").unlink()
+    assert source_stamp(tmp_path) == before
+    b.write_text("y = 22\n")  # another size
+    assert source_stamp(tmp_path) != before
+
+
+def test_a_stamp_is_kept_only_for_sources_untouched_for_two_seconds(tmp_path):
+    (tmp_path / "a.py").write_text("x = 1\n")
+    changed = max((s := (tmp_path / "a.py").stat()).st_mtime_ns, s.st_ctime_ns)
+    # a file written in the same tick as the stamp was taken could change again unseen
+    # (file times have the file system's granularity): no stamp, the digest decides
+    assert settled_stamp(tmp_path, now_ns=changed + 10**9) is None
+    assert settled_stamp(tmp_path, now_ns=changed + 3 * 10**9) == source_stamp(tmp_path)
+
+
+def test_a_manifest_is_stamped_only_with_the_stamp_the_sources_still_have(tmp_path):
+    (tmp_path / "a.py").write_text("x = 1\n")
+    stamp = source_stamp(tmp_path)
+    manifest = {"digest": "d1", "stamp": "an older stamp"}
+    assert with_stamp(manifest, stamp, tmp_path) == {"digest": "d1", "stamp": stamp}
+    assert with_stamp(manifest, None, tmp_path) == {"digest": "d1"}  # not settled
+    at = (tmp_path / "a.py").stat().st_mtime_ns
+    os.utime(tmp_path / "a.py", ns=(at, at + 10**9))  # written during the build
+    assert with_stamp(manifest, stamp, tmp_path) == {"digest": "d1"}
+
+
 def test_the_finder_loads_a_module_from_its_file_and_only_the_modules_it_names(tmp_path):
     probe = tmp_path / "probe_impl.py"
     probe.write_text("WHERE = 'the finder'\n")
@@ -55,12 +104,14 @@ def test_the_finder_loads_a_module_from_its_file_and_only_the_modules_it_names(t
     assert finder.find_spec("json") is None
 
 
-def _prefix(tmp_path: Path, digest: str) -> Path:
+def _prefix(tmp_path: Path, digest: str, stamp: str | None = None) -> Path:
     folder = tmp_path / compiled.FOLDER
     folder.mkdir()
     (folder / "probe_impl.py").write_text("WHERE = 'the build'\n")
     files = {PROBE: "probe_impl.py"}
     manifest = {"digest": digest, "python": sys.version, "files": files}
+    if stamp is not None:
+        manifest["stamp"] = stamp
     (folder / compiled.MANIFEST).write_text(json.dumps(manifest))
     return tmp_path
 
@@ -81,6 +132,27 @@ def test_a_build_of_these_sources_is_loaded_from_then_on(tmp_path, no_build):
     assert activate(str(prefix), {}) is True
     module = __import__(PROBE)
     assert module.WHERE == "the build"
+
+
+def test_a_build_stamped_with_the_sources_as_they_are_is_loaded_without_reading_them(
+    tmp_path, no_build, monkeypatch
+):
+    read = []
+    monkeypatch.setattr(compiled, "package_digest", lambda *a: read.append(a) or "unused")
+    prefix = _prefix(tmp_path, "the digest at build time", stamp=source_stamp())
+    assert activate(str(prefix), {}) is True
+    assert read == []  # the sources' bytes were not hashed
+    assert __import__(PROBE).WHERE == "the build"
+
+
+@pytest.mark.parametrize("digest", ["right", "wrong"])
+def test_a_build_stamped_otherwise_is_loaded_only_when_the_digest_says_so(
+    tmp_path, no_build, digest
+):
+    prefix = _prefix(
+        tmp_path, package_digest() if digest == "right" else "an older digest", stamp="old"
+    )
+    assert activate(str(prefix), {}) is (digest == "right")
 
 
 @pytest.mark.parametrize("why", ["edited", "pure", "no manifest", "file gone"])

@@ -9,6 +9,14 @@ digest is the package's digest now: a source edited since the build (any file, s
 compiled code reads other modules' classes) leaves every module pure Python until the
 next build, never stale. `TOOLPROXY_PURE=1` keeps them pure regardless.
 
+Hashing the sources took 18-64 ms of every command's start. The manifest also holds the
+sources' stamp at build time (`source_stamp`: each file's path, size, times and inode, as
+`os.stat` gives them, 2 ms): when the stamp now is that one, the files are the ones hashed
+and the digest is not recomputed. A write changes a file's change time (which no tool
+sets back), a replacement its inode; a file written within two seconds of the build gets
+no stamp (`settled_stamp`: two writes inside one tick of the file system's clock look
+alike), so such a build is checked by its digest, as without a stamp.
+
 The compiled modules are the same source, so the same verdicts; `.ci/run` runs the suite
 on the compiled core and the grading tests again on the pure one.
 """
@@ -20,8 +28,8 @@ import importlib.util
 import json
 import os
 import sys
+import time
 from collections.abc import Mapping, Sequence
-from importlib.abc import MetaPathFinder
 from importlib.machinery import ModuleSpec
 from pathlib import Path
 from types import ModuleType
@@ -62,6 +70,53 @@ def package_digest(root: Path = PACKAGE) -> str:
     return digest.hexdigest()
 
 
+def source_stamp(root: Path = PACKAGE) -> str:
+    """sha256 over every `.py` file under `root`: relative path, size, modification and
+    change times, inode (no file is read)."""
+    return _stamp(_stats(root))
+
+
+def settled_stamp(root: Path = PACKAGE, now_ns: int | None = None) -> str | None:
+    """`source_stamp`, unless a file changed within `SETTLE_NS` of now (None)."""
+    stats = _stats(root)
+    now = time.time_ns() if now_ns is None else now_ns
+    if any(max(st.st_mtime_ns, st.st_ctime_ns) > now - SETTLE_NS for _, st in stats):
+        return None
+    return _stamp(stats)
+
+
+def with_stamp(manifest: dict[str, Any], stamp: str | None, root: Path = PACKAGE) -> dict[str, Any]:
+    """`manifest` with `stamp` (taken before the digest) when the sources under `root` still
+    have it, else without a stamp: a file written meanwhile leaves the digest to decide."""
+    kept = {k: v for k, v in manifest.items() if k != "stamp"}
+    if stamp is not None and source_stamp(root) == stamp:
+        kept["stamp"] = stamp
+    return kept
+
+
+SETTLE_NS = 2 * 10**9  # coarser than any file system's clock tick (FAT: 2 s)
+
+
+def _stats(root: Path) -> list[tuple[str, os.stat_result]]:
+    found = []
+    for folder, dirs, names in os.walk(root):
+        dirs.sort()
+        rel = os.path.relpath(folder, root)
+        for name in sorted(names):
+            if name.endswith(".py"):
+                path = os.path.join(folder, name)
+                found.append((os.path.normpath(os.path.join(rel, name)), os.stat(path)))
+    return found
+
+
+def _stamp(stats: list[tuple[str, os.stat_result]]) -> str:
+    lines = (
+        f"{rel}\0{st.st_size}\0{st.st_mtime_ns}\0{st.st_ctime_ns}\0{st.st_ino}\n"
+        for rel, st in stats
+    )
+    return hashlib.sha256("".join(lines).encode("utf-8", "surrogateescape")).hexdigest()
+
+
 def usable_files(manifest: Any, digest: str, python: str) -> dict[str, str]:
     """module -> compiled file (relative to the manifest's folder) when `manifest` was
     built from sources of `digest` by this `python` (`sys.version`); {} otherwise."""
@@ -75,8 +130,9 @@ def usable_files(manifest: Any, digest: str, python: str) -> dict[str, str]:
     return dict(files)
 
 
-class CompiledFinder(MetaPathFinder):
-    """Finds the compiled modules (and mypyc's shared library module) by name."""
+class CompiledFinder:
+    """Finds the compiled modules (and mypyc's shared library module) by name (a meta path
+    finder: `importlib.abc.MetaPathFinder` adds nothing but 30 ms of imports)."""
 
     def __init__(self, files: Mapping[str, Path]) -> None:
         self.files = dict(files)
@@ -100,7 +156,9 @@ def activate(prefix: str = sys.prefix, environ: Mapping[str, str] = os.environ) 
         manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return False
-    files = usable_files(manifest, package_digest(), sys.version)
+    stamped = isinstance(manifest, dict) and manifest.get("stamp") == source_stamp()
+    digest = manifest.get("digest") if stamped else package_digest()
+    files = usable_files(manifest, digest, sys.version)
     if not files or not all((folder / f).is_file() for f in files.values()):
         return False
     sys.meta_path.insert(0, CompiledFinder({m: folder / f for m, f in files.items()}))
