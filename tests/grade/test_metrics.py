@@ -231,6 +231,23 @@ def test_grade_of_reads_stored_json_text_and_partial_calls() -> None:
     assert bad.label is None and bad.calls == []
 
 
+def test_grade_of_gives_back_the_grade_a_run_stored() -> None:
+    import json
+
+    arg = ArgGrade("q", "hallucinated", "wrong", True, "judged so", 0.5)
+    calls = [
+        CallGrade("get", "get", "c1", "semantic", "hallucinated_param", "offered", ["x"], [arg]),
+        CallGrade(None, "put", None, None, None, None, [], []),
+    ]
+    grade = CaseGrade(
+        "c", False, "x1", "s1", "m", "hallucinated_param", False, calls, ["get", "put"],
+        ["get"], "hermes", "passed",
+    )  # fmt: skip
+    stored = {k: v for k, v in grade.model_dump().items() if k != "calls"}
+    row = GradeRow(run="r", graded_at="t", **stored, calls=json.dumps(grade.model_dump()["calls"]))
+    assert grade_of(row).model_dump() == grade.model_dump()
+
+
 def test_values_lists_every_gateable_metric() -> None:
     m = compute_run("r", [case("a", ["get"], ["get"])])
     vals = m.values()

@@ -54,6 +54,41 @@ def test_latest_grades_join_the_exchange_numbers(seeded_capture):
     )
 
 
+def test_latest_grades_keep_each_case_s_latest_grade_in_case_order(tmp_path):
+    # as a capture holds them: runs in any order, a re-grade written before an older
+    # grade of the same case (another grader's file), the same case id in two runs
+    def row(run: str, case: str, at: str, label: str | None) -> dict[str, object]:
+        return GradeRow(run=run, graded_at=f"2026-11-26T00:00:0{at}+00:00", case_id=case,
+                        passed=label is None, label=label).as_row()  # fmt: skip
+
+    cap = store.init_capture(tmp_path / "cap")
+    SegmentWriter(cap, "w1").write({"grades": [
+        row("r2", "c-3", "1", "no_call"), row("r1", "c-2", "5", None),
+        row("r1", "c-10", "1", None), row("r2", "c-1", "2", "wrong_tool"),
+    ]})  # fmt: skip
+    SegmentWriter(cap, "w2").write({"grades": [
+        row("r1", "c-2", "3", "no_call"), row("r1", "c-1", "1", "no_call"),
+        row("r1", "c-1", "4", None), row("r2", "c-3", "2", None),
+    ]})  # fmt: skip
+    with store.reading(cap) as r:
+        rows = grades.latest_grades(r, ["r1", "r2"])
+    got = [(g[0], g[3], g[1][-7], g[8]) for g in (row.grade for row in rows)]
+    assert [(case, run) for run, case, _, _ in got] == [
+        ("c-1", "r1"),
+        ("c-1", "r2"),
+        ("c-10", "r1"),
+        ("c-2", "r1"),
+        ("c-3", "r2"),
+    ]  # by case id (as text), each (run, case) once
+    assert {(run, case): (at, label) for run, case, at, label in got} == {
+        ("r1", "c-1"): ("4", None),
+        ("r2", "c-1"): ("2", "wrong_tool"),
+        ("r1", "c-10"): ("1", None),
+        ("r1", "c-2"): ("5", None),
+        ("r2", "c-3"): ("2", None),
+    }  # the latest grade of each, wherever it was written
+
+
 def test_observation_rows_read_each_schema_once(seeded_capture):
     with store.reading(seeded_capture) as r:
         found = grades.observation_rows(r, ["a-0", "a-1", "nope"])

@@ -183,8 +183,8 @@ class CaseRow(NamedTuple):
 
 
 def latest_grades(r: Reader, runs: list[str]) -> list[CaseRow]:
-    """Each case's latest grade in each of `runs`, by case id, with its exchange's usage,
-    timing, offered tool names and what pricing needs (endpoint, duration, start)."""
+    """Each case's latest grade in each of `runs`, by case id then run, with its exchange's
+    usage, timing, offered tool names and what pricing needs (endpoint, duration, start)."""
     cols = ", ".join(f"g.{c}" for c in GRADE_COLUMNS)
     rows = r.rows(
         f"SELECT {cols}, e.exchange_id IS NOT NULL, e.input_tokens, e.output_tokens, "
@@ -194,9 +194,7 @@ def latest_grades(r: Reader, runs: list[str]) -> list[CaseRow]:
         f"FROM {grades_of(r, runs)} g LEFT JOIN exchanges e USING (exchange_id) "
         "LEFT JOIN (SELECT exchange_id, list(name ORDER BY position) AS names "
         "FROM tools_offered GROUP BY exchange_id) o USING (exchange_id) "
-        f"WHERE {in_ids('g.run', 'runs')} "
-        "QUALIFY row_number() OVER (PARTITION BY g.run, g.case_id ORDER BY g.graded_at DESC) = 1 "
-        "ORDER BY g.case_id",
+        f"WHERE {in_ids('g.run', 'runs')}",
         {"runs": runs},
     )
     n = len(GRADE_COLUMNS)
@@ -204,8 +202,28 @@ def latest_grades(r: Reader, runs: list[str]) -> list[CaseRow]:
     # DuckDB's own conversion (through pytz) cost 0.5 s over 90,969 rows
     return [
         CaseRow._make((row[:n], *row[n:-2], None if row[-2] is None else _utc(row[-2]), row[-1]))
-        for row in rows
+        for row in _latest_by_case(rows)
     ]
+
+
+_RUN, _AT, _CASE = (GRADE_COLUMNS.index(c) for c in ("run", "graded_at", "case_id"))
+
+
+def _latest_by_case(rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    """Of each (run, case id), the row graded last (a NULL time oldest), by case id (NULL
+    last), then run: the window and ORDER BY in SQL made DuckDB hand the rows over in 1.6-3.0 s
+    instead of 0.8-2.1 s (90,818 cases)."""
+    latest: dict[tuple[Any, Any], tuple[Any, ...]] = {}
+    for row in rows:
+        key = (row[_RUN], row[_CASE])
+        held = latest.get(key)
+        if held is None or (row[_AT] is not None and (held[_AT] is None or row[_AT] > held[_AT])):
+            latest[key] = row
+    return sorted(latest.values(), key=_case_order)
+
+
+def _case_order(row: tuple[Any, ...]) -> tuple[bool, str, str]:
+    return row[_CASE] is None, row[_CASE] or "", row[_RUN]
 
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
