@@ -340,6 +340,13 @@ def test_odd_shapes_never_crash():
     assert chat.messages == [{"role": "user", "content": ""}]
     assert chat.notes == ["messages[0]: dropped a non-object message"]
     assert to_chat("openai_chat", None, None, [], None).messages == []
+    # an agent's Chat request holding a non-object message (a lenient server answered it)
+    chat = to_chat("openai_chat", [{"role": "user", "content": "hi"}, "junk", 3], None, [], {})
+    assert chat.messages == [{"role": "user", "content": "hi"}]
+    assert chat.notes == [
+        "messages[1]: dropped a non-object message",
+        "messages[2]: dropped a non-object message",
+    ]
 
 
 def test_chat_messages_are_copied_unless_the_caller_hands_them_over():

@@ -440,3 +440,41 @@ def test_cases_that_cannot_be_planned():
         plan_from_cases([Case(id="x", exchange_id="e")], None)
     with pytest.raises(UserError, match="cannot replay wire_format 'mcp'"):
         plan_from_cases([Case(id="x", wire_format="mcp", messages=[])], None)
+
+
+def test_odd_chat_requests_are_planned_with_notes_not_a_crash(tmp_path):
+    # requests a lenient server answered 200: a non-object message, then an assistant
+    # message whose tool_calls is not a list, in a session that continues
+    capture = tmp_path / "capture"
+    script = Script(deterministic=True, replies={"odd": [Reply(text="a"), Reply(text="b")]})
+    hi = {"role": "user", "content": "hi"}
+    odd = {"role": "assistant", "content": None, "tool_calls": "nope"}
+    bodies = [
+        {"model": "odd", "messages": [hi, "junk"]},
+        {"model": "odd", "messages": [hi, odd, [1, 2], {"role": "user", "content": "again"}]},
+    ]
+    with ScriptedUpstream(script) as upstream:
+        spec = ProxySpec(
+            capture=capture, upstream=upstream.url, port=free_port(), flush_interval=0.05
+        )
+        proxy = RunningProxy(spec).start()
+        try:
+            for body in bodies:
+                reply = httpx.post(
+                    f"{proxy.url}/v1/chat/completions",
+                    json=body,
+                    headers={"x-toolproxy-session": "odd-1"},
+                    timeout=10,
+                )
+                assert reply.status_code == 200
+            _wait(capture, 2)
+        finally:
+            proxy.stop()
+    plan = plan_from_capture(capture, PlanFilters())
+    # one session: the second request extends the first (its odd assistant message, with
+    # no calls, is taken as the reply), so its step holds what the agent added
+    assert [[step.messages for step in item.steps] for item in plan] == [
+        [[hi], [{"role": "user", "content": "again"}]]
+    ]
+    assert "messages[1]: dropped a non-object message (1 turn(s))" in plan.describe()
+    assert "messages[2]: dropped a non-object message (1 turn(s))" in plan.describe()

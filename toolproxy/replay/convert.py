@@ -6,7 +6,9 @@ JSON, and its `tools_offered` rows) and returns a `ChatRequest`: messages, tools
 and `notes` saying what had no Chat equivalent and was dropped.
 
 Messages
-    openai_chat         as sent (deep-copied); `system` is None for this format.
+    openai_chat         as sent (deep-copied); `system` is None for this format. A
+                        message that is not an object (an agent may send one to a lenient
+                        server) is dropped with a note, as in the other formats.
     openai_responses    `instructions` → a system message; `input` a string → one user
                         message; items: messages (user / assistant / system; developer →
                         system) with their text parts joined by newlines; consecutive
@@ -301,6 +303,18 @@ def _params(wire_format: str, params: dict[str, Any], notes: list[str]) -> dict[
     return out
 
 
+def _chat_messages(messages: Any, owned: bool, notes: list[str]) -> list[dict[str, Any]]:
+    """Chat messages as sent (copied unless `owned`); a non-object one is dropped, noted."""
+    if not isinstance(messages, list):
+        return []
+    if not all(isinstance(m, dict) for m in messages):
+        for n, m in enumerate(messages):
+            if not isinstance(m, dict):
+                notes.append(f"messages[{n}]: dropped a non-object message")
+        messages = [m for m in messages if isinstance(m, dict)]
+    return messages if owned else copy.deepcopy(messages)
+
+
 def to_chat(
     wire_format: str,
     messages: Any,
@@ -320,10 +334,7 @@ def to_chat(
     hands `messages` over (decoded for this call alone) and they are used as they are."""
     notes: list[str] = []
     if wire_format == "openai_chat":
-        if not isinstance(messages, list):
-            chat = []
-        else:
-            chat = messages if owned else copy.deepcopy(messages)
+        chat = _chat_messages(messages, owned, notes)
     elif wire_format == "openai_responses":
         chat = _responses_messages(messages, notes)
     elif wire_format == "anthropic_messages":

@@ -183,8 +183,8 @@ def _norm(message: dict[str, Any]) -> tuple[Any, ...]:
             for p in content
         )
     calls = []
-    for call in message.get("tool_calls") or []:
-        function = call.get("function") or {}
+    for call in _calls_of(message):
+        function = _function(call)
         raw = function.get("arguments") or ""
         value, error = parse_arguments(raw)
         calls.append(
@@ -193,10 +193,21 @@ def _norm(message: dict[str, Any]) -> tuple[Any, ...]:
     return message.get("role"), content or "", tuple(calls), message.get("tool_call_id")
 
 
+def _calls_of(message: dict[str, Any]) -> list[dict[str, Any]]:
+    """A Chat message's tool calls that are objects (an agent may send anything)."""
+    calls = message.get("tool_calls")
+    return [c for c in calls if isinstance(c, dict)] if isinstance(calls, list) else []
+
+
+def _function(call: dict[str, Any]) -> dict[str, Any]:
+    function = call.get("function")
+    return function if isinstance(function, dict) else {}
+
+
 def _is_reply(message: dict[str, Any], calls: list[ToolCall]) -> bool:
     if message.get("role") != "assistant":
         return False
-    sent = [c.get("function", {}) | {"id": c.get("id")} for c in message.get("tool_calls") or []]
+    sent = [_function(c) | {"id": c.get("id")} for c in _calls_of(message)]
     if all(c.call_id for c in calls):
         return [s.get("id") for s in sent] == [c.call_id for c in calls]
     return [s.get("name") for s in sent] == [c.name for c in calls]
