@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from tests import paths
 from toolproxy.replay.convert import to_chat
@@ -357,3 +359,49 @@ def test_chat_messages_are_copied_unless_the_caller_hands_them_over():
     assert calls[0]["function"]["arguments"] == "{}"
     handed = to_chat("openai_chat", messages, None, [], None, owned=True)
     assert handed.messages[0]["tool_calls"] is calls  # not copied again
+
+
+_JSON = st.recursive(
+    st.one_of(
+        st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False), st.text(max_size=4),
+        st.sampled_from(["user", "assistant", "tool", "system", "developer", "message",
+                         "function_call", "function_call_output", "text", "input_text",
+                         "tool_use", "tool_result", "thinking", "image", "reasoning"]),
+    ),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4),
+        st.dictionaries(
+            st.sampled_from(["role", "content", "type", "text", "tool_calls", "function",
+                             "name", "arguments", "id", "call_id", "output", "input",
+                             "tool_use_id", "is_error", "tool_call_id", "refusal"]),
+            inner,
+            max_size=5,
+        ),
+    ),
+    max_leaves=25,
+)  # fmt: skip
+_ROWS = st.lists(  # tools_offered rows, typed as the store gives them
+    st.fixed_dictionaries(
+        {"position": st.integers(0, 5), "name": st.one_of(st.none(), st.text(max_size=4)),
+         "kind": st.sampled_from([None, "function", "web_search"]),
+         "description": st.one_of(st.none(), st.text(max_size=4)), "parameters": _JSON}
+    ),
+    max_size=3,
+)  # fmt: skip
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=list(HealthCheck))
+@given(
+    st.sampled_from(["openai_chat", "openai_responses", "anthropic_messages"]),
+    _JSON,
+    st.one_of(st.none(), st.text(max_size=4)),
+    _ROWS,
+    st.one_of(st.none(), st.dictionaries(st.sampled_from(
+        ["tool_choice", "max_tokens", "temperature", "stop", "parallel_tool_calls",
+         "response_format", "text", "thinking", "max_output_tokens", "stream"]), _JSON,
+        max_size=4)),
+)  # fmt: skip
+def test_any_recorded_request_converts_without_raising(fmt, messages, system, rows, params):
+    # what an agent sent is anything JSON (found: a non-object Chat message raised)
+    chat = to_chat(fmt, messages, system, rows, params)
+    assert all(isinstance(m, dict) for m in chat.messages)
