@@ -216,7 +216,7 @@ def grade_of(row: GradeRow) -> CaseGrade:
     """A stored grade row back as a CaseGrade (JSON columns may arrive as text)."""
     calls = _loads(row.calls) or []
     # positional: keywords into the compiled class are parsed one by one (`report` reads a
-    # row per case; 22 -> 16 µs a row with the calls as stored)
+    # row per case; 22 -> 15 µs a row with the calls as stored)
     return CaseGrade(
         row.case_id,
         row.passed,
