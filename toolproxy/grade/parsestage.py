@@ -242,12 +242,7 @@ def diagnose(text: str) -> Reading:
     one scan, where the label and the words apart parsed and scanned twice."""
     value, error = parse_arguments(text)
     if error is None:
-        if isinstance(value, dict):
-            return value, None, ""
-        if isinstance(value, str) and isinstance(decode_nested(value), dict):
-            why = "arguments are a JSON object encoded inside a JSON string"
-            return None, "escaping_error", why
-        return None, "malformed_json", f"arguments are a JSON {json_type(value)}, not an object"
+        return _value_reading(value, "inside a JSON string")
     found = scan(text)
     if found.status == "prefix":
         return None, "truncation", f"arguments end early ({error})"
@@ -258,6 +253,15 @@ def diagnose(text: str) -> Reading:
         if fix_error is None and isinstance(fixed, dict):
             return None, "escaping_error", error
     return None, "malformed_json", error
+
+
+def _value_reading(value: object, encoded: str) -> Reading:
+    """A parsed value read for the parse stage (`encoded`: where an object hid, in words)."""
+    if isinstance(value, dict):
+        return value, None, ""
+    if isinstance(value, str) and isinstance(decode_nested(value), dict):
+        return None, "escaping_error", f"arguments are a JSON object encoded {encoded}"
+    return None, "malformed_json", f"arguments are a JSON {json_type(value)}, not an object"
 
 
 def json_type(value: object) -> str:
@@ -319,13 +323,8 @@ def _parsed(o: Call) -> bool:
 
 
 def _read(o: Call) -> Reading:
-    if _parsed(o):
-        value = o.arguments
-        if isinstance(value, dict):
-            return value, None, ""
-        if isinstance(value, str) and isinstance(decode_nested(value), dict):
-            return None, "escaping_error", "arguments are a JSON object encoded in a string"
-        return None, "malformed_json", f"arguments are a JSON {json_type(value)}, not an object"
+    if _parsed(o):  # the wire parser's reading, as it is
+        return _value_reading(o.arguments, "in a string")
     value, label, why = diagnose(o.arguments_raw)
     if label is None:
         return value, None, ""

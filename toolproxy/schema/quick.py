@@ -277,12 +277,7 @@ def _choices(schema: dict[str, Any]) -> Accept:
 
 
 def _chosen(key: tuple[str, Any] | None, allowed: list[set[tuple[str, Any]]]) -> bool:
-    if key is None:
-        return False
-    for keys in allowed:
-        if key not in keys:
-            return False
-    return True
+    return key is not None and all(key in keys for keys in allowed)
 
 
 _COMPARISONS: Final[dict[str, Callable[[Any, Any], bool]]] = {
