@@ -32,6 +32,10 @@ For each, interleaved over --rounds rounds (median, and the range):
 4. report    `toolproxy report --run held-0` in the capture holding 10 runs: the metrics,
              costs and tables of one run, what a user reads after grading (its reads
              once parsed every held run's grades)
+5. runs      the runs of that capture listed with their counts (`queries.grades.runs`,
+             timed inside its process): what the TUI's runs screen and `report` without
+             `--run` read first (it parsed every held run's grades; now each run's summary,
+             written beside its grades, stands for them)
 
 and prints cases per second against the goal (10,000 cases/s for `grade`). With
 `--before SRC` (a checkout of an earlier commit, e.g. `git worktree add /tmp/before REV`)
@@ -71,6 +75,19 @@ with paused_gc():
     plan = plan_from_cases(load_cases([Path(sys.argv[2])]), Path(sys.argv[1]))
 took = time.perf_counter() - t0
 assert len(plan) > 0, "planning found nothing to replay"
+print(took)
+"""
+
+
+RUNS = f"""
+import sys, time
+from toolproxy import store
+from toolproxy.store.queries.grades import runs
+with store.reading(sys.argv[1]) as r:
+    t0 = time.perf_counter()
+    found = runs(r)
+    took = time.perf_counter() - t0
+assert len(found) == {HELD}, found
 print(took)
 """
 
@@ -116,12 +133,17 @@ def holding_runs(capture: Path, cases: Path, runs: int) -> Path:
     grade = [TOOLPROXY, "grade", str(cases), "-c", str(held), "--run", "held-0"]
     subprocess.run(grade, check=True, stdout=subprocess.DEVNULL)
     (graded,) = held.glob("segments/grade-*/grades.*.jsonl")
-    lines = graded.read_bytes()
+    # with the summary written beside it (`store.gradewrites`), when this version writes one
+    summary = graded.with_name(graded.name.replace("grades.", "grade_writes.", 1))
+    written = [summary] if summary.exists() else []
     for k in range(1, runs):
         folder = held / "segments" / f"grade-held-{k}"
         folder.mkdir()
-        renamed = lines.replace(b'{"run":"held-0",', f'{{"run":"held-{k}",'.encode())
-        (folder / graded.name).write_bytes(renamed)
+        for path in [graded, *written]:
+            renamed = path.read_bytes().replace(
+                b'{"run":"held-0",', f'{{"run":"held-{k}",'.encode()
+            )
+            (folder / path.name).write_bytes(renamed)
     return held
 
 
@@ -140,6 +162,7 @@ def arms(capture: Path, cases: Path, r: int, tag: str) -> dict[str, list[str]]:
         + ["-o", str(out)],
         "replay planning": [sys.executable, "-c", PLAN, str(capture), str(cases)],
         "report": [TOOLPROXY, "report", "-c", str(capture.with_name("held")), "-r", "held-0"],
+        "runs listed": [sys.executable, "-c", RUNS, str(capture.with_name("held"))],
     }
 
 

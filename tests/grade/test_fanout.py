@@ -16,6 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.grade.test_runner import BASIC, WEATHER_PARIS, capture  # noqa: F401 - the fixture
+from tests.store.helpers import summed_runs
 from toolproxy import store
 from toolproxy.grade.fanout import Part, cut
 
@@ -109,6 +110,11 @@ def test_parts_grade_as_one_process_does(capture, tmp_path) -> None:  # noqa: F8
     # the workers' lines came through files of their own, joined into that one and removed
     assert not list(capture.glob("segments/*/*.tmp"))
     assert len(list(capture.glob("segments/grade-*"))) == 3
+    # each with the summary `runs` counts it by (the parts' summaries added up)
+    summed = summed_runs(capture)
+    assert sorted(summed) == ["j1", "j2", "j3"]
+    passed = sum(1 for row in one if row[4])
+    assert summed["j1"][:2] == summed["j2"][:2] == summed["j3"][:2] == (400, passed)
 
 
 def test_json_output_is_the_same_in_parts(capture, tmp_path) -> None:  # noqa: F811

@@ -10,6 +10,7 @@ import pytest
 import yaml
 
 from tests.grade.test_observe import TIME, WEATHER, seed_exchange
+from tests.store.helpers import summed_runs
 from toolproxy import store
 from toolproxy.cli.main import main
 from toolproxy.grade.expectations import load_cases
@@ -157,6 +158,10 @@ def test_grade_writes_one_row_per_case_as_the_named_run(capture, tmp_path, capsy
         ["not", "graded", "3"],
     ]
     assert "needs_replay" in out
+    # with the summary the runs are listed by (`store.gradewrites`)
+    (count, passed, first, last) = summed_runs(capture)["r1"]
+    _, (times,) = store.query(capture, "SELECT list(DISTINCT graded_at) FROM grades")
+    assert (count, passed) == (8, 2) and [first] == [last] == times[0]
 
 
 def test_an_existing_run_is_never_overwritten(capture, tmp_path, capsys):

@@ -3,15 +3,20 @@ model's own calls as cases (the seeded capture)."""
 
 from __future__ import annotations
 
+from tests.store.helpers import summed_runs
+from toolproxy import store
 from toolproxy.grade.model import Case
+from toolproxy.grade.rows import GradeRow
 from toolproxy.replay.grading import (
     attach_cases,
     grade_run_name,
     load_cells,
     recorded_cases,
     repeat_id,
+    write_grades,
 )
 from toolproxy.replay.model import ReplayItem, Step
+from toolproxy.store.queries import grades
 
 
 def item(item_id: str, *exchanges: str, case_id: str | None = None) -> ReplayItem:
@@ -55,3 +60,23 @@ def test_recorded_cases_accept_the_calls_the_replayed_steps_made(seeded_capture)
     cases = recorded_cases(seeded_capture, [item("s-a", "a-0", "a-2")])
     assert [(c.exchange_id, c.expect) for c in cases] == [("a-0", "call"), ("a-2", "no_call")]
     assert recorded_cases(seeded_capture, [item("s-a")]) == []
+
+
+def test_each_run_s_grades_are_written_with_their_summary(tmp_path):
+    cap = store.init_capture(tmp_path / "cap")
+    at = "2026-11-27T00:00:00+00:00"
+    rows = {
+        grade_run_name("r1", name): [
+            GradeRow(run=grade_run_name("r1", name), graded_at=at, source=f"replay:{name}",
+                     case_id=repeat_id("case-1", k), passed=k == 0)
+            for k in range(n)
+        ]
+        for name, n in (("cand", 3), ("recorded", 1))
+    }  # fmt: skip
+    write_grades(cap, rows)
+    assert summed_runs(cap) == {"r1:cand": (3, 1, at, at), "r1:recorded": (1, 1, at, at)}
+    with store.reading(cap) as r:
+        assert [(x.run, x.cases, x.passed) for x in grades.runs(r)] == [
+            ("r1:cand", 3, 1),
+            ("r1:recorded", 1, 1),
+        ]

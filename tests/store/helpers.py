@@ -12,6 +12,7 @@ from typing import Any
 from tests.builders import HOSTED, chat_exchange
 from toolproxy import store
 from toolproxy.grade.rows import GradeRow, JudgeVerdict
+from toolproxy.grade.runner import written_by
 from toolproxy.records import (
     McpMessage,
     McpTool,
@@ -21,7 +22,9 @@ from toolproxy.records import (
     ToolResult,
 )
 from toolproxy.replay.model import CallDiff, CellResult
-from toolproxy.store.segments import TABLES, child_rows
+from toolproxy.store import gradewrites
+from toolproxy.store.gradewrites import summary_row
+from toolproxy.store.segments import TABLES, child_rows, encode_plain_row
 
 T0 = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
 
@@ -81,6 +84,9 @@ def exchange_rows(n: int, session: str = "s1", prefix: str = "ex", **extra: Any)
             calls=[{"expected_tool": "get"}],
         )
         rows["grades"].append(grade.model_dump(mode="json"))
+        so_far = [GradeRow.model_validate(g) for g in rows["grades"]]  # a write of them all
+        size = sum(len(encode_plain_row(g.as_row())) for g in so_far)
+        rows["grade_writes"].append(summary_row(written_by(grade.run, so_far), size))
         verdict = JudgeVerdict(
             key=f"{prefix}-k{i}",
             model="judge",
@@ -191,3 +197,25 @@ def release(proc: subprocess.Popen[str]) -> None:
     assert proc.stdin is not None
     proc.stdin.close()
     proc.wait(timeout=10)
+
+
+def summed_runs(capture: Path) -> dict[str, tuple[int, int, str | None, str | None]]:
+    """Each grades segment file's run with its summary's counts, having checked the summary
+    stands for the file (`store.gradewrites`) and says what the file's grades say."""
+    found = {}
+    for path in sorted(capture.glob("segments/grade-*/grades.*.jsonl")):
+        summary = gradewrites.summary_of(path)
+        assert summary is not None, path
+        run = summary["run"]
+        assert gradewrites.stands_for(summary, run, path.stat().st_size)
+        _, rows = store.query(
+            capture,
+            "SELECT count(*), count(*) FILTER (WHERE passed), min(graded_at), max(graded_at) "
+            f"FROM read_json('{path}', columns={{run: 'VARCHAR', graded_at: 'VARCHAR', "
+            "passed: 'BOOLEAN'}) WHERE run = ?",
+            [run],
+        )
+        counts = (summary["cases"], summary["passed"], summary["first_graded"])
+        assert (*counts, summary["last_graded"]) == rows[0]
+        found[run] = rows[0]
+    return found

@@ -8,12 +8,15 @@ import json
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import duckdb
 import pytest
 
 from tests.store.helpers import T0, count, exchange_rows, run_row
+from tests.store.queries.test_grades import _graded, _summed
 from toolproxy import store
 from toolproxy.errors import UserError
-from toolproxy.store.segments import TABLES, SegmentWriter, list_segments
+from toolproxy.store import compaction
+from toolproxy.store.segments import TABLES, SegmentWriter, encode_plain_row, list_segments
 
 
 @pytest.mark.parametrize("compacted", [False, True])
@@ -163,3 +166,39 @@ def test_export_file_writes_parquet_and_csv_in_time_order(
         store.export_file(cap, "exchanges", table, "xlsx")
     with pytest.raises(UserError, match="cannot export 'nope'"):
         store.export_file(cap, "nope", table, "csv")
+
+
+def _grades_counted(cap: Path) -> tuple[int, int]:
+    """(the `grades` rows `summary` counts, the rows the view holds)."""
+    _, ((rows,),) = store.query(cap, "SELECT count(*) FROM grades")
+    return store.summary(cap)["tables"]["grades"], rows
+
+
+def test_grades_are_counted_as_the_view_holds_them_however_they_were_written(tmp_path):
+    cap = store.init_capture(tmp_path / "cap")
+    _summed(cap, "grade-1", _graded("compacted", 3))
+    SegmentWriter(cap, "old").write({"grades": _graded("legacy", 2)})  # no summary
+    store.compact(cap)
+    _summed(cap, "grade-2", _graded("summed", 4))
+    _summed(cap, "grade-3", _graded("summed", 4))  # graded again: counted again
+    grown = _summed(cap, "grade-4", _graded("grown", 3))
+    with grown.open("ab") as f:
+        f.write(encode_plain_row(_graded("grown", 1)[0]))
+    lost = _summed(cap, "grade-5", _graded("lost", 2))
+    lost.with_name(lost.name.replace("grades.", "grade_writes.")).unlink()
+    SegmentWriter(cap, "old").write({"grades": _graded("legacy-2", 2)})
+    assert _grades_counted(cap) == (21, 21)
+    SegmentWriter(cap, "pend").write({"grades": _graded("pending", 5)})
+    with duckdb.connect() as con:  # a pending Parquet file, as a background round leaves
+        compaction.compact_folder(con, cap, cap / "segments" / "pend", set())
+    assert _grades_counted(cap) == (26, 26)
+
+
+def test_a_grades_file_is_counted_by_its_summary_without_reading_it(tmp_path):
+    cap = store.init_capture(tmp_path / "cap")
+    path = _summed(cap, "grade-1", _graded("summed", 6))
+    lines = path.read_bytes().splitlines(keepends=True)
+    # the middle lines edited to the same size, unreadable: only the summary can say 6
+    middle = [line.replace(b'{"run":', b'{"nur":') for line in lines[1:-1]]
+    path.write_bytes(b"".join([lines[0], *middle, lines[-1]]))
+    assert _grades_counted(cap) == (6, 2)

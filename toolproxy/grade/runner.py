@@ -33,6 +33,8 @@ from toolproxy.grade.rows import GradeRow
 from toolproxy.records import SchemaVerdict
 from toolproxy.schema.compiling import cache_room, new_verdicts, remember_verdicts
 from toolproxy.schema.validator import CHECKER
+from toolproxy.store.gradewrites import TABLE as GRADE_WRITES
+from toolproxy.store.gradewrites import Written, summary_row, written_of, written_size
 from toolproxy.store.queries import grades as grade_reads
 from toolproxy.store.queries import mcp as mcp_reads
 from toolproxy.store.segments import SegmentWriter, encode_plain_row
@@ -172,7 +174,8 @@ def grade_run(
     graded_at = datetime.now(UTC).isoformat()
     rows, lines = grade_cases(Grading(run, graded_at, judge, inputs.server_tools), cases, inputs)
     if rows:
-        write_run(capture, [lines], fresh_verdicts(inputs.known, graded_at))
+        verdicts = fresh_verdicts(inputs.known, graded_at)
+        write_run(capture, [lines], verdicts, written_by(run, rows))
     return rows
 
 
@@ -236,16 +239,35 @@ def write_run(
     capture: Path | str,
     lines: Sequence[bytes],
     verdicts: Sequence[Any],
+    written: Written,
     folder: str | None = None,
     parts: Sequence[Path] = (),
 ) -> None:
-    """A run's encoded grades and its new schema verdicts, in one segment file (the run is in
-    the store whole or not at all), in the run's own segment folder (`folder`, a
-    `run_folder` name; a new one when None). `parts`: files of grades lines that workers
-    wrote in that folder (`segments.part_name`), which come first."""
+    """A run's encoded grades, their summary (`written`: `store.gradewrites`) and its new
+    schema verdicts, in one segment write (the run is in the store whole or not at all), in
+    the run's own segment folder (`folder`, a `run_folder` name; a new one when None).
+    `parts`: files of grades lines that workers wrote in that folder
+    (`segments.part_name`), which come first."""
     writer = SegmentWriter(capture, folder or run_folder())
-    encoded = {"grades": b"".join(lines), "schema_checks": writer.encode("schema_checks", verdicts)}
+    encoded = grades_batch(writer, b"".join(lines), written, parts)
+    encoded["schema_checks"] = writer.encode("schema_checks", verdicts)
     writer.write_encoded(encoded, {"grades": parts})
+
+
+def grades_batch(
+    writer: SegmentWriter, data: bytes, written: Written, parts: Sequence[Path] = ()
+) -> dict[str, bytes]:
+    """Encoded grades (`data`, after the files `parts`) with their summary row, as
+    `write_encoded` takes them: one write, so the summary sits beside its grades file."""
+    summary = summary_row(written, written_size(data, parts))
+    return {"grades": data, GRADE_WRITES: writer.encode(GRADE_WRITES, [summary])}
+
+
+def written_by(run: str, rows: Sequence[GradeRow]) -> Written:
+    """The summary of a write of these grade rows of `run`."""
+    return written_of(
+        run, [r.case_id for r in rows], sum(r.passed for r in rows), [r.graded_at for r in rows]
+    )
 
 
 def run_folder() -> str:

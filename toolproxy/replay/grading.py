@@ -34,7 +34,7 @@ from toolproxy.grade.labeling import LabelFilters, cases_from_capture
 from toolproxy.grade.model import Case, Observation
 from toolproxy.grade.observe import Ungradable, load_observations
 from toolproxy.grade.rows import GradeRow
-from toolproxy.grade.runner import Grading, load_server_tools
+from toolproxy.grade.runner import Grading, grades_batch, load_server_tools, written_by
 from toolproxy.replay.compare import first_attempts
 from toolproxy.replay.model import CellResult, ReplayItem
 from toolproxy.store.segments import SegmentWriter
@@ -189,13 +189,15 @@ def grade_replay(
 
 
 def write_grades(capture: Path, runs: Mapping[str, Sequence[GradeRow]]) -> None:
-    """Each run's rows in one segment write of its own (a run is stored whole or not)."""
+    """Each run's rows in one segment write of its own (a run is stored whole or not), with
+    their summary (`store.gradewrites`)."""
     writer = SegmentWriter(
         capture, f"grade-{datetime.now(UTC):%Y%m%dT%H%M%S}-{secrets.token_hex(3)}"
     )
-    for rows in runs.values():
+    for run, rows in runs.items():
         if rows:
-            writer.write({"grades": [r.as_row() for r in rows]})
+            data = writer.encode("grades", [r.as_row() for r in rows])
+            writer.write_encoded(grades_batch(writer, data, written_by(run, rows)))
 
 
 def _loads(value: Any) -> Any:

@@ -11,17 +11,19 @@ from typing import Any, TextIO
 import duckdb
 
 from toolproxy.errors import UserError
-from toolproxy.store import catalog
+from toolproxy.store import catalog, gradewrites
 from toolproxy.store.connection import (
     QueryError,
     _existing_root,
     _scalar,
     open_capture,
+    table_rows_sql,
 )
-from toolproxy.store.files import rel
+from toolproxy.store.files import has_pending, rel
 from toolproxy.store.segments import (
     TABLES,
     list_segments,
+    placeholder,
 )
 
 
@@ -51,8 +53,13 @@ def summary(path: Path | str) -> dict[str, Any]:
     """Counts per table, pending segment files, sessions, time range and proxies."""
     root = _existing_root(path)
     with closing(open_capture(root)) as con:
-        counts = {t: _scalar(con, f"SELECT count(*) FROM {catalog.quote(t)}") for t in TABLES}
         done = {f for (f,) in con.execute("SELECT file FROM compacted_segments").fetchall()}
+        counts = {
+            t: _grade_rows(con, root, done)
+            if t == "grades"
+            else _scalar(con, f"SELECT count(*) FROM {catalog.quote(t)}")
+            for t in TABLES
+        }
         first, last = con.execute(
             "SELECT min(started_at), max(coalesce(ended_at, started_at)) FROM exchanges"
         ).fetchone() or (None, None)
@@ -75,6 +82,29 @@ def summary(path: Path | str) -> dict[str, Any]:
                 ).fetchall()
             ],
         }
+
+
+def _grade_rows(con: duckdb.DuckDBPyConnection, root: Path, done: set[str]) -> int:
+    """count(*) of `grades`, a segment file's rows counted by the summary written with it
+    (`gradewrites.rows_written`): counting parsed every grade, 6.5 s for ten runs of 90,818
+    cases. A file compacted meanwhile is counted by the view, which leaves it out for its
+    Parquet rows; so is every file while pending Parquet files are about (a background
+    round may have just compacted one), or when the table's empty file is missing."""
+    empty = placeholder(root, "grades")  # so the list of files is never empty
+    if has_pending(root) or not empty.exists():
+        return int(_scalar(con, "SELECT count(*) FROM grades"))
+    summed, other = 0, [empty]
+    for path in list_segments(root)["grades"]:
+        rows = None if rel(root, path) in done else gradewrites.rows_written(path)
+        if rows is None:
+            other.append(path)
+        else:
+            summed += rows
+    listed = "[" + ", ".join(catalog.literal(str(p)) for p in other) + "]"
+    rest = _scalar(con, f"SELECT count(*) FROM ({table_rows_sql(con, root, 'grades', listed)})")
+    if has_pending(root):  # one appeared meanwhile: its rows may be counted twice
+        return int(_scalar(con, "SELECT count(*) FROM grades"))
+    return summed + int(rest)
 
 
 def list_sessions(path: Path | str, limit: int = 50) -> tuple[list[str], list[tuple[Any, ...]]]:

@@ -57,6 +57,7 @@ _WRITE_ORDER = (
     "mcp_tools",
     "schema_checks",
     "grades",
+    "grade_writes",
     "judge_cache",
     "replay_diffs",
     "mcp_messages",
@@ -169,12 +170,12 @@ def encode_row(row: Mapping[str, Any], max_bytes: int = MAX_LINE_BYTES) -> bytes
     return data
 
 
-# Tables whose rows never hold a float (grades: names, labels, flags and words; the judge's
-# cache and schema checks: text and a verdict). orjson writes them, 10x faster than the json
-# module, and the one way the two differ (orjson writes NaN as null) cannot arise. Any other
-# row, or one orjson refuses (a lone surrogate, an integer beyond 64 bits), goes through
-# `encode_row`.
-PLAIN_TABLES = frozenset({"grades", "judge_cache", "schema_checks"})
+# Tables whose rows never hold a float (grades: names, labels, flags and words; their writes'
+# summaries: names and counts; the judge's cache and schema checks: text and a verdict).
+# orjson writes them, 10x faster than the json module, and the one way the two differ (orjson
+# writes NaN as null) cannot arise. Any other row, or one orjson refuses (a lone surrogate, an
+# integer beyond 64 bits), goes through `encode_row`.
+PLAIN_TABLES = frozenset({"grades", "grade_writes", "judge_cache", "schema_checks"})
 
 
 def encode_plain_row(row: Mapping[str, Any], max_bytes: int = MAX_LINE_BYTES) -> bytes:

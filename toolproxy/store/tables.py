@@ -101,6 +101,16 @@ TABLES: dict[str, dict[str, str]] = {
         "leaked_label": "VARCHAR",
         "tags": "JSON",
     },
+    # one row per write of a run's grades, beside its grades file (store.gradewrites)
+    "grade_writes": {
+        "run": "VARCHAR",
+        "rows": "BIGINT",
+        "cases": "BIGINT",
+        "passed": "BIGINT",
+        "first_graded": "VARCHAR",
+        "last_graded": "VARCHAR",
+        "bytes": "BIGINT",
+    },
     "judge_cache": {
         "key": "VARCHAR",
         "model": "VARCHAR",
@@ -171,6 +181,7 @@ KEY_COLUMNS: dict[str, str] = {
     "mcp_messages": "exchange_id",
     "mcp_tools": "pull_id",
     "grades": "run",
+    "grade_writes": "run",
     "judge_cache": "key",
     "schema_checks": "schema_hash",
     "replay_cells": "run",

@@ -11,9 +11,11 @@ import pytest
 
 from toolproxy import store
 from toolproxy.grade.rows import GradeRow
+from toolproxy.grade.runner import grades_batch, written_by
 from toolproxy.store import compaction
 from toolproxy.store.queries import grades
-from toolproxy.store.segments import SegmentWriter
+from toolproxy.store.rows import RunRow
+from toolproxy.store.segments import SegmentWriter, encode_plain_row
 
 
 def test_runs_oldest_first_counted_on_each_case_latest_grade(seeded_capture):
@@ -202,3 +204,79 @@ def test_a_run_s_grades_are_read_from_its_files_alone_as_the_view_has_them(tmp_p
         named, _ = grades.segment_runs(r.root)
     listed = {f for f in named if str(f) in source}
     assert listed == {f for f, run in named.items() if run in runs}  # the others go unread
+
+
+def _summed(cap: Path, folder: str, rows: list[dict[str, object]]) -> Path:
+    """A write of `rows` (one run's) with its summary, as `grade` and replays write them."""
+    writer = SegmentWriter(cap, folder)
+    graded = [GradeRow.model_validate(row) for row in rows]
+    data = writer.encode("grades", rows)
+    return writer.write_encoded(grades_batch(writer, data, written_by(graded[0].run, graded)))[0]
+
+
+def _graded(run: str, n: int, at: str = "2026-11-26T00:00:00+00:00") -> list[dict[str, object]]:
+    return [
+        GradeRow(run=run, graded_at=at, case_id=f"{run}-{i}", passed=i % 3 != 0).as_row()
+        for i in range(n)
+    ]
+
+
+def _summaries_of_every_shape(tmp_path: Path) -> Path:
+    """`_every_part` and runs written with summaries: one that stands for its run, and each
+    way one can stop standing for it."""
+    cap = _every_part(tmp_path)
+    _summed(cap, "grade-3", _graded("summed", 5, "2026-11-25T00:00:00+00:00"))
+    _summed(cap, "grade-4", _graded("twice", 4))
+    _summed(cap, "grade-5", _graded("twice", 2, "2026-11-27T00:00:00+00:00"))  # graded again
+    grown = _summed(cap, "grade-6", _graded("grown", 3))
+    with grown.open("ab") as f:  # a line added since: not the file the summary counted
+        f.write(encode_plain_row(_graded("grown", 1, "2026-11-28T00:00:00+00:00")[0]))
+    _summed(cap, "grade-7", _graded("dup", 2) + _graded("dup", 1, "2026-11-27T00:00:00+00:00"))
+    lost = _summed(cap, "grade-8", _graded("lost", 2))
+    lost.with_name(lost.name.replace("grades.", "grade_writes.")).unlink()
+    _summed(cap, "grade-9", _graded("compacted-summed", 2))
+    return cap
+
+
+SUMMED_RUNS = EVERY_RUN | {"summed", "twice", "grown", "dup", "lost"}
+
+
+def test_runs_and_their_names_are_what_the_grades_say_however_they_were_written(tmp_path):
+    cap = _summaries_of_every_shape(tmp_path)
+    store.compact(cap)  # all but one in Parquet: none is summed any more
+    _summed(cap, "grade-10", _graded("after", 3))  # stands for its run
+    _summaries_of_every_shape(tmp_path / "segments")  # the same again, as segments
+    for capture in (cap, tmp_path / "segments" / "cap"):
+        with store.reading(capture) as r:
+            assert grades.runs(r) == r.typed(
+                RunRow,
+                "SELECT run, count(*), count(*) FILTER (WHERE passed), min(graded_at), "
+                "max(graded_at) FROM (SELECT * FROM grades QUALIFY row_number() OVER "
+                "(PARTITION BY run, case_id ORDER BY graded_at DESC) = 1) GROUP BY run "
+                "ORDER BY min(graded_at), run",
+            )  # what the runs were before summaries: counted on every case's latest grade
+            assert grades.run_names(r) == [
+                row[0]
+                for row in r.rows(
+                    "SELECT run FROM grades GROUP BY run ORDER BY min(graded_at), run"
+                )
+            ]
+            assert set(grades.run_names(r)) >= SUMMED_RUNS
+
+
+def test_a_run_written_whole_is_counted_by_its_summary_without_reading_its_grades(tmp_path):
+    cap = store.init_capture(tmp_path / "cap")
+    path = _summed(cap, "grade-1", _graded("summed", 6))
+    _summed(cap, "grade-2", _graded("other", 2, "2026-11-25T00:00:00+00:00"))
+    lines = path.read_bytes().splitlines(keepends=True)
+    # the middle lines edited to the same size: nothing but the summary can say 4 passed
+    middle = [line.replace(b'"passed":true', b'"passed":null') for line in lines[1:-1]]
+    path.write_bytes(b"".join([lines[0], *middle, lines[-1]]))
+    with store.reading(cap) as r:
+        assert [(x.run, x.cases, x.passed) for x in grades.runs(r)] == [
+            ("other", 2, 1),
+            ("summed", 6, 4),
+        ]
+        assert r.rows("SELECT count(*) FILTER (WHERE passed) FROM grades WHERE run = 'summed'")[
+            0
+        ] == (1,)  # what parsing the edited file says

@@ -10,6 +10,7 @@ from typing import Any, NamedTuple
 
 import orjson
 
+from toolproxy.store import gradewrites
 from toolproxy.store.files import segment_folders
 from toolproxy.store.filters import in_ids, latest_grades_sql
 from toolproxy.store.reader import Reader
@@ -125,21 +126,67 @@ def _run_of(line: bytes) -> str | None:
 
 
 def runs(r: Reader) -> list[RunRow]:
-    """Every grading run, oldest first, with its latest-grade counts."""
-    return r.typed(
-        RunRow,
-        "SELECT run, count(*), count(*) FILTER (WHERE passed), min(graded_at), max(graded_at) "
-        "FROM (SELECT * FROM grades QUALIFY row_number() OVER "
-        "(PARTITION BY run, case_id ORDER BY graded_at DESC) = 1) "
-        "GROUP BY run ORDER BY min(graded_at), run",
-    )
+    """Every grading run, oldest first, with its latest-grade counts: a run whose grades are
+    all in one file is counted by the summary written with them (`store.gradewrites`) while
+    it stands for them, the others from their grades (reading only their files)."""
+    summed, rest = _summed_runs(r)
+    if rest:
+        summed += r.typed(
+            RunRow,
+            "SELECT run, count(*), count(*) FILTER (WHERE passed), min(graded_at), "
+            f"max(graded_at) FROM (SELECT * FROM {grades_of(r, rest)} "
+            f"WHERE {in_ids('run', 'runs')} QUALIFY row_number() OVER "
+            "(PARTITION BY run, case_id ORDER BY graded_at DESC) = 1) GROUP BY run",
+            {"runs": sorted(rest)},
+        )
+    return sorted(summed, key=lambda row: _oldest_first(row.first_graded, row.run))
 
 
 def run_names(r: Reader) -> list[str]:
-    """Every run's name, oldest first."""
-    return [
-        row[0] for row in r.rows("SELECT run FROM grades GROUP BY run ORDER BY min(graded_at), run")
-    ]
+    """Every run's name, oldest first (by the first `graded_at` of any of its grades)."""
+    summed, rest = _summed_runs(r)
+    firsts = [(row.first_graded, row.run) for row in summed]
+    if rest:
+        firsts += r.rows(
+            f"SELECT min(graded_at), run FROM {grades_of(r, rest)} "
+            f"WHERE {in_ids('run', 'runs')} GROUP BY run",
+            {"runs": sorted(rest)},
+        )
+    return [run for _, run in sorted(firsts, key=lambda f: _oldest_first(*f))]
+
+
+def _oldest_first(first: str | None, run: str) -> tuple[bool, str, str]:
+    """SQL's `ORDER BY min(graded_at), run` (NULLs last) as a sort key."""
+    return first is None, first or "", run
+
+
+def _summed_runs(r: Reader) -> tuple[list[RunRow], set[str]]:
+    """The runs their summaries count (`gradewrites.stands_for`: each run's grades in one
+    segment file and nowhere else), and the names of the other runs the capture holds."""
+    named, whole = segment_runs(r.root)
+    elsewhere = _runs_in(r, r.rows_of("grades", whole))  # cache, Parquet, files of many runs
+    files: dict[str, list[Path]] = {}
+    for path, run in named.items():
+        files.setdefault(run, []).append(path)
+    summed: list[RunRow] = []
+    for run, paths in files.items():
+        if run in elsewhere or len(paths) != 1:
+            continue
+        summary, size = gradewrites.summary_of(paths[0]), _size(paths[0])
+        if gradewrites.stands_for(summary, run, size):
+            assert summary is not None
+            summed.append(
+                RunRow(run, summary["cases"], summary["passed"], summary["first_graded"],
+                       summary["last_graded"])
+            )  # fmt: skip
+    return summed, (set(files) | elsewhere) - {row.run for row in summed}
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except FileNotFoundError:  # compacted meanwhile
+        return -1
 
 
 def schema_verdicts(r: Reader, checker: str) -> list[tuple[str, bool | None, str | None]]:

@@ -1,0 +1,87 @@
+"""toolproxy.store.gradewrites: a write's summary, found beside its grades file, and when it
+stands for the run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from toolproxy import store
+from toolproxy.store import gradewrites
+from toolproxy.store.gradewrites import Written, summary_row, written_of
+from toolproxy.store.segments import TABLES, SegmentWriter
+
+T1, T2 = "2026-11-27T10:00:00+00:00", "2026-11-27T11:00:00+00:00"
+
+
+def test_a_write_is_counted_by_rows_and_distinct_cases():
+    written = written_of("r", ["a", "b", "a", None, None], 2, [T2, None, T1, T1, T2])
+    assert written == Written("r", 5, 3, 2, T1, T2)
+    assert written_of("r", [], 0, []) == Written("r", 0, 0, 0, None, None)
+    assert summary_row(written, 10) == {
+        "run": "r", "rows": 5, "cases": 3, "passed": 2, "first_graded": T1, "last_graded": T2,
+        "bytes": 10,
+    }  # fmt: skip
+    assert list(summary_row(written, 10)) == list(TABLES[gradewrites.TABLE])  # its columns
+
+
+def test_the_size_of_a_file_written_after_parts(tmp_path):
+    part = tmp_path / "part"
+    part.write_bytes(b"x" * 7)
+    assert gradewrites.written_size(b"abc", [part, part]) == 17
+    assert gradewrites.written_size(b"") == 0
+
+
+def _write(tmp_path: Path, summaries: list[dict] | None) -> Path:
+    cap = store.init_capture(tmp_path / "cap")
+    writer = SegmentWriter(cap, "grade-1")
+    writer.write({"judge_cache": [{"key": "k"}]})  # seq 1: the grades are seq 2
+    batch = {"grades": [{"run": "r", "case_id": "a"}]}
+    if summaries is not None:
+        batch[gradewrites.TABLE] = summaries
+    return writer.write(batch)[0]
+
+
+def test_a_summary_is_the_row_written_in_the_same_write(tmp_path):
+    row = summary_row(Written("r", 1, 1, 0, T1, T1), 5)
+    grades_file = _write(tmp_path, [row])
+    assert grades_file.name == "grades.0000000002.jsonl"
+    assert gradewrites.summary_of(grades_file) == row
+
+
+@pytest.mark.parametrize("summaries", [None, [{"run": "r"}, {"run": "r"}]])
+def test_no_summary_or_more_than_one_row_is_none(tmp_path, summaries):
+    assert gradewrites.summary_of(_write(tmp_path, summaries)) is None
+
+
+def test_a_damaged_summary_or_a_name_that_is_no_segment_is_none(tmp_path):
+    grades_file = _write(tmp_path, [{"run": "r"}])
+    grades_file.with_name("grade_writes.0000000002.jsonl").write_bytes(b"{not json\n")
+    assert gradewrites.summary_of(grades_file) is None
+    grades_file.with_name("grade_writes.0000000002.jsonl").write_bytes(b"[1]\n")
+    assert gradewrites.summary_of(grades_file) is None
+    assert gradewrites.summary_of(grades_file.with_name("grades.jsonl")) is None
+
+
+EXACT = summary_row(Written("r", 3, 3, 2, T1, T2), 100)
+
+
+@pytest.mark.parametrize(
+    ("change", "stands"),
+    [
+        ({}, True),
+        ({"first_graded": None, "last_graded": None}, True),
+        ({"run": "other"}, False),  # another run's
+        ({"bytes": 101}, False),  # the file changed since
+        ({"rows": 4}, False),  # a case graded twice in the write: rows are not cases
+        ({"passed": 4}, False),
+        ({"passed": -1}, False),
+        ({"passed": True}, False),  # not a count
+        ({"cases": "3", "rows": "3"}, False),
+        ({"first_graded": 1}, False),
+    ],
+)
+def test_a_summary_stands_for_its_run_only_while_exact(change, stands):
+    assert gradewrites.stands_for(EXACT | change, "r", 100) is stands
+    assert gradewrites.stands_for(None, "r", 100) is False
