@@ -15,15 +15,24 @@ from toolproxy.store.segments import TABLES, SegmentWriter
 T1, T2 = "2026-11-27T10:00:00+00:00", "2026-11-27T11:00:00+00:00"
 
 
-def test_a_write_is_counted_by_rows_and_distinct_cases():
-    written = written_of("r", ["a", "b", "a", None, None], 2, [T2, None, T1, T1, T2])
-    assert written == Written("r", 5, 3, 2, T1, T2)
-    assert written_of("r", [], 0, []) == Written("r", 0, 0, 0, None, None)
+def test_a_write_is_counted_by_rows_distinct_cases_and_outcomes():
+    outcomes = ["passed", "no_call", "passed", "not_graded", "no_call"]
+    written = written_of("r", ["a", "b", "a", None, None], outcomes, [T2, None, T1, T1, T2])
+    counted = {"no_call": 2, "not_graded": 1, "passed": 2}
+    assert written == Written("r", 5, 3, 2, T1, T2, counted)
+    assert written_of("r", [], [], []) == Written("r", 0, 0, 0, None, None, {})
     assert summary_row(written, 10) == {
         "run": "r", "rows": 5, "cases": 3, "passed": 2, "first_graded": T1, "last_graded": T2,
-        "bytes": 10,
+        "outcomes": counted, "bytes": 10,
     }  # fmt: skip
     assert list(summary_row(written, 10)) == list(TABLES[gradewrites.TABLE])  # its columns
+
+
+def test_an_outcome_is_passed_a_label_or_not_graded():
+    assert gradewrites.outcome(True, None) == "passed"
+    assert gradewrites.outcome(True, "no_call") == "passed"  # as `label_counts` has it
+    assert gradewrites.outcome(False, "no_call") == "no_call"
+    assert gradewrites.outcome(False, None) == gradewrites.outcome(None, None) == "not_graded"
 
 
 def test_the_size_of_a_file_written_after_parts(tmp_path):
@@ -44,7 +53,7 @@ def _write(tmp_path: Path, summaries: list[dict] | None) -> Path:
 
 
 def test_a_summary_is_the_row_written_in_the_same_write(tmp_path):
-    row = summary_row(Written("r", 1, 1, 0, T1, T1), 5)
+    row = summary_row(Written("r", 1, 1, 0, T1, T1, {"no_call": 1}), 5)
     grades_file = _write(tmp_path, [row])
     assert grades_file.name == "grades.0000000002.jsonl"
     assert gradewrites.summary_of(grades_file) == row
@@ -64,7 +73,7 @@ def test_a_damaged_summary_or_a_name_that_is_no_segment_is_none(tmp_path):
     assert gradewrites.summary_of(grades_file.with_name("grades.jsonl")) is None
 
 
-EXACT = summary_row(Written("r", 3, 3, 2, T1, T2), 100)
+EXACT = summary_row(Written("r", 3, 3, 2, T1, T2, {"passed": 2, "no_call": 1}), 100)
 
 
 @pytest.mark.parametrize(
@@ -80,6 +89,11 @@ EXACT = summary_row(Written("r", 3, 3, 2, T1, T2), 100)
         ({"passed": True}, False),  # not a count
         ({"cases": "3", "rows": "3"}, False),
         ({"first_graded": 1}, False),
+        ({"outcomes": {"passed": 2}}, False),  # not every case
+        ({"outcomes": {"passed": 1, "no_call": 2}}, False),  # not its passed
+        ({"outcomes": {"passed": 2, "no_call": 1, "wrong_tool": 0}}, False),
+        ({"outcomes": {"passed": 2, "no_call": 1.0}}, False),
+        ({"outcomes": None}, False),
     ],
 )
 def test_a_summary_stands_for_its_run_only_while_exact(change, stands):

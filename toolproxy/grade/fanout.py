@@ -306,6 +306,9 @@ def _written(run: str, parts: Sequence[Written]) -> Written:
     twice is refused before anything is written (`_raise_issues`)."""
     firsts = [p.first_graded for p in parts if p.first_graded is not None]
     lasts = [p.last_graded for p in parts if p.last_graded is not None]
+    outcomes: Counter[str] = Counter()
+    for p in parts:
+        outcomes.update(p.outcomes)
     return Written(
         run,
         sum(p.rows for p in parts),
@@ -313,6 +316,7 @@ def _written(run: str, parts: Sequence[Written]) -> Written:
         sum(p.passed for p in parts),
         min(firsts, default=None),
         max(lasts, default=None),
+        dict(sorted(outcomes.items())),
     )
 
 

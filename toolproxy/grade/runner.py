@@ -34,7 +34,7 @@ from toolproxy.records import SchemaVerdict
 from toolproxy.schema.compiling import cache_room, new_verdicts, remember_verdicts
 from toolproxy.schema.validator import CHECKER
 from toolproxy.store.gradewrites import TABLE as GRADE_WRITES
-from toolproxy.store.gradewrites import Written, summary_row, written_of, written_size
+from toolproxy.store.gradewrites import Written, outcome, summary_row, written_of, written_size
 from toolproxy.store.queries import grades as grade_reads
 from toolproxy.store.queries import mcp as mcp_reads
 from toolproxy.store.segments import SegmentWriter, encode_plain_row
@@ -265,9 +265,8 @@ def grades_batch(
 
 def written_by(run: str, rows: Sequence[GradeRow]) -> Written:
     """The summary of a write of these grade rows of `run`."""
-    return written_of(
-        run, [r.case_id for r in rows], sum(r.passed for r in rows), [r.graded_at for r in rows]
-    )
+    outcomes = [outcome(r.passed, r.label) for r in rows]
+    return written_of(run, [r.case_id for r in rows], outcomes, [r.graded_at for r in rows])
 
 
 def run_folder() -> str:

@@ -4,9 +4,10 @@ them (pure: files and JSON, no DuckDB).
 Every write of a run's grades (`toolproxy grade`, a replay's grading) adds one row to table
 `grade_writes` in the same segment write as its `grades` file (same folder, same seq): the
 run, how many rows the file holds and how many distinct cases, how many of them passed, the
-first and last `graded_at`, and the file's size in bytes. Listing runs otherwise parses every
-grades file: the TUI's runs screen and `report` without `--run` took 4.8 s and 3.4 s over ten
-runs of 90,818 cases.
+first and last `graded_at`, the rows per outcome (passed, a label, not graded), and the
+file's size in bytes. Listing runs otherwise parses every grades file: the TUI's runs screen
+and `report` without `--run` took 4.8 s and 3.4 s over ten runs of 90,818 cases, and a run's
+label counts (the TUI's labels of a run) 1.30-1.35 s.
 
 A summary stands in for a run's grades only while it is exact (`stands_for`): the run's
 grades are all in that one file (not compacted, not in a file of several runs, not graded
@@ -16,6 +17,7 @@ it (then every row is its case's latest grade). Anything else is read from the g
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -29,7 +31,7 @@ TABLE = "grade_writes"
 
 class Written(NamedTuple):
     """What a write of a run's grades holds: rows, distinct cases, how many passed, the
-    first and last `graded_at`."""
+    first and last `graded_at`, and the rows per outcome (`outcome`)."""
 
     run: str
     rows: int
@@ -37,16 +39,28 @@ class Written(NamedTuple):
     passed: int
     first_graded: str | None
     last_graded: str | None
+    outcomes: dict[str, int]
+
+
+def outcome(passed: bool | None, label: str | None) -> str:
+    """A grade's outcome as `label_counts` counts it: `passed`, its label, or `not_graded`."""
+    return "passed" if passed else "not_graded" if label is None else label
 
 
 def written_of(
-    run: str, case_ids: Sequence[str | None], passed: int, graded_at: Sequence[str | None]
+    run: str,
+    case_ids: Sequence[str | None],
+    outcomes: Sequence[str],
+    graded_at: Sequence[str | None],
 ) -> Written:
-    """`Written` of grades with these case ids (one per row), `passed` of them passed, and
-    these `graded_at`s."""
+    """`Written` of grades with these case ids, `outcome`s and `graded_at`s (one each per
+    row)."""
     times = [t for t in graded_at if t is not None]
     first, last = min(times, default=None), max(times, default=None)
-    return Written(run, len(case_ids), len(set(case_ids)), passed, first, last)
+    counts = Counter(outcomes)
+    passed = counts["passed"]
+    by = dict(sorted(counts.items()))
+    return Written(run, len(case_ids), len(set(case_ids)), passed, first, last, by)
 
 
 def summary_row(written: Written, size: int) -> dict[str, Any]:
@@ -76,18 +90,21 @@ def summary_of(grades_file: Path) -> dict[str, Any] | None:
 
 def stands_for(summary: dict[str, Any] | None, run: str, size: int) -> bool:
     """Whether `summary` is exact for `run`, whose grades are all in one file of `size`
-    bytes: it names the run, was written with a file of this size, and counts no case
-    twice."""
+    bytes: it names the run, was written with a file of this size, counts no case twice,
+    and its outcomes add up to its cases and its passed."""
     if summary is None or summary.get("run") != run:
         return False
     rows, cases, passed, written = (_count(summary.get(k)) for k in _COUNTS)
     times = (summary.get("first_graded"), summary.get("last_graded"))
+    outcomes = summary.get("outcomes")
     return (
         written == size
         and rows == cases
         and cases is not None
-        and passed is not None
-        and 0 <= passed <= cases
+        and isinstance(outcomes, dict)
+        and all(_count(n) is not None and n > 0 for n in outcomes.values())
+        and sum(outcomes.values()) == cases
+        and outcomes.get("passed", 0) == passed
         and all(t is None or isinstance(t, str) for t in times)
     )
 

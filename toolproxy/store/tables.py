@@ -109,6 +109,7 @@ TABLES: dict[str, dict[str, str]] = {
         "passed": "BIGINT",
         "first_graded": "VARCHAR",
         "last_graded": "VARCHAR",
+        "outcomes": "JSON",
         "bytes": "BIGINT",
     },
     "judge_cache": {

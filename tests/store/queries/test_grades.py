@@ -215,10 +215,13 @@ def _summed(cap: Path, folder: str, rows: list[dict[str, object]]) -> Path:
 
 
 def _graded(run: str, n: int, at: str = "2026-11-26T00:00:00+00:00") -> list[dict[str, object]]:
+    """`n` grades of `run`: passed, then failed (no_call, wrong_tool) and not graded."""
+    labels = [None, "no_call", None, "wrong_tool", None]
     return [
-        GradeRow(run=run, graded_at=at, case_id=f"{run}-{i}", passed=i % 3 != 0).as_row()
+        GradeRow(run=run, graded_at=at, case_id=f"{run}-{i}", passed=i % 5 in (0, 2),
+                 label=labels[i % 5], not_graded=i % 5 == 4).as_row()
         for i in range(n)
-    ]
+    ]  # fmt: skip
 
 
 def _summaries_of_every_shape(tmp_path: Path) -> Path:
@@ -239,6 +242,13 @@ def _summaries_of_every_shape(tmp_path: Path) -> Path:
 
 
 SUMMED_RUNS = EVERY_RUN | {"summed", "twice", "grown", "dup", "lost"}
+
+
+_LABELS = (  # what label_counts says, read from the grades
+    "SELECT CASE WHEN passed THEN 'passed' WHEN label IS NULL THEN 'not_graded' ELSE label "
+    "END AS l, count(*) FROM (SELECT * FROM grades WHERE run = $run QUALIFY row_number() "
+    "OVER (PARTITION BY case_id ORDER BY graded_at DESC) = 1) GROUP BY l ORDER BY 2 DESC, 1"
+)
 
 
 def test_runs_and_their_names_are_what_the_grades_say_however_they_were_written(tmp_path):
@@ -262,6 +272,8 @@ def test_runs_and_their_names_are_what_the_grades_say_however_they_were_written(
                 )
             ]
             assert set(grades.run_names(r)) >= SUMMED_RUNS
+            for run in grades.run_names(r):
+                assert grades.label_counts(r, run) == r.rows(_LABELS, {"run": run}), run
 
 
 def test_a_run_written_whole_is_counted_by_its_summary_without_reading_its_grades(tmp_path):
@@ -269,14 +281,21 @@ def test_a_run_written_whole_is_counted_by_its_summary_without_reading_its_grade
     path = _summed(cap, "grade-1", _graded("summed", 6))
     _summed(cap, "grade-2", _graded("other", 2, "2026-11-25T00:00:00+00:00"))
     lines = path.read_bytes().splitlines(keepends=True)
-    # the middle lines edited to the same size: nothing but the summary can say 4 passed
+    # the middle lines edited to the same size: nothing but the summary can say 3 passed
     middle = [line.replace(b'"passed":true', b'"passed":null') for line in lines[1:-1]]
     path.write_bytes(b"".join([lines[0], *middle, lines[-1]]))
     with store.reading(cap) as r:
         assert [(x.run, x.cases, x.passed) for x in grades.runs(r)] == [
             ("other", 2, 1),
-            ("summed", 6, 4),
+            ("summed", 6, 3),
+        ]
+        assert grades.label_counts(r, "summed") == [
+            ("passed", 3),
+            ("no_call", 1),
+            ("not_graded", 1),
+            ("wrong_tool", 1),
         ]
         assert r.rows("SELECT count(*) FILTER (WHERE passed) FROM grades WHERE run = 'summed'")[
             0
-        ] == (1,)  # what parsing the edited file says
+        ] == (2,)  # what parsing the edited file says
+        assert r.rows(_LABELS, {"run": "summed"})[0] == ("not_graded", 2)

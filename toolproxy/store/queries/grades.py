@@ -129,9 +129,13 @@ def runs(r: Reader) -> list[RunRow]:
     """Every grading run, oldest first, with its latest-grade counts: a run whose grades are
     all in one file is counted by the summary written with them (`store.gradewrites`) while
     it stands for them, the others from their grades (reading only their files)."""
-    summed, rest = _summed_runs(r)
+    standing, rest = _standing(r)
+    found = [
+        RunRow(run, s["cases"], s["passed"], s["first_graded"], s["last_graded"])
+        for run, s in standing.items()
+    ]
     if rest:
-        summed += r.typed(
+        found += r.typed(
             RunRow,
             "SELECT run, count(*), count(*) FILTER (WHERE passed), min(graded_at), "
             f"max(graded_at) FROM (SELECT * FROM {grades_of(r, rest)} "
@@ -139,13 +143,13 @@ def runs(r: Reader) -> list[RunRow]:
             "(PARTITION BY run, case_id ORDER BY graded_at DESC) = 1) GROUP BY run",
             {"runs": sorted(rest)},
         )
-    return sorted(summed, key=lambda row: _oldest_first(row.first_graded, row.run))
+    return sorted(found, key=lambda row: _oldest_first(row.first_graded, row.run))
 
 
 def run_names(r: Reader) -> list[str]:
     """Every run's name, oldest first (by the first `graded_at` of any of its grades)."""
-    summed, rest = _summed_runs(r)
-    firsts = [(row.first_graded, row.run) for row in summed]
+    standing, rest = _standing(r)
+    firsts = [(s["first_graded"], run) for run, s in standing.items()]
     if rest:
         firsts += r.rows(
             f"SELECT min(graded_at), run FROM {grades_of(r, rest)} "
@@ -160,26 +164,22 @@ def _oldest_first(first: str | None, run: str) -> tuple[bool, str, str]:
     return first is None, first or "", run
 
 
-def _summed_runs(r: Reader) -> tuple[list[RunRow], set[str]]:
-    """The runs their summaries count (`gradewrites.stands_for`: each run's grades in one
-    segment file and nowhere else), and the names of the other runs the capture holds."""
+def _standing(r: Reader) -> tuple[dict[str, dict[str, Any]], set[str]]:
+    """Each run's summary that stands for it (`gradewrites.stands_for`: the run's grades in
+    one segment file and nowhere else), and the names of the other runs the capture holds."""
     named, whole = segment_runs(r.root)
     elsewhere = _runs_in(r, r.rows_of("grades", whole))  # cache, Parquet, files of many runs
     files: dict[str, list[Path]] = {}
     for path, run in named.items():
         files.setdefault(run, []).append(path)
-    summed: list[RunRow] = []
+    standing: dict[str, dict[str, Any]] = {}
     for run, paths in files.items():
         if run in elsewhere or len(paths) != 1:
             continue
-        summary, size = gradewrites.summary_of(paths[0]), _size(paths[0])
-        if gradewrites.stands_for(summary, run, size):
-            assert summary is not None
-            summed.append(
-                RunRow(run, summary["cases"], summary["passed"], summary["first_graded"],
-                       summary["last_graded"])
-            )  # fmt: skip
-    return summed, (set(files) | elsewhere) - {row.run for row in summed}
+        summary = gradewrites.summary_of(paths[0])
+        if summary is not None and gradewrites.stands_for(summary, run, _size(paths[0])):
+            standing[run] = summary
+    return standing, (set(files) | elsewhere) - set(standing)
 
 
 def _size(path: Path) -> int:
@@ -362,7 +362,12 @@ def transcripts(
 
 def label_counts(r: Reader, run: str) -> list[tuple[str, int]]:
     """(label, cases) over each case's latest grade in `run`, most frequent first
-    (`passed` and `not_graded` count as labels of their own)."""
+    (`passed` and `not_graded` count as labels of their own): by the run's summary while it
+    stands for the run (`gradewrites`), else from its grades."""
+    standing, _ = _standing(r)
+    if run in standing:
+        counted = standing[run]["outcomes"].items()
+        return sorted(((str(k), int(n)) for k, n in counted), key=lambda kn: (-kn[1], kn[0]))
     return r.rows(
         "SELECT CASE WHEN passed THEN 'passed' WHEN label IS NULL THEN 'not_graded' "
         f"ELSE label END AS l, count(*) FROM ({_latest_of(r, run)}) GROUP BY l "
