@@ -99,3 +99,21 @@ EXACT = summary_row(Written("r", 3, 3, 2, T1, T2, {"passed": 2, "no_call": 1}), 
 def test_a_summary_stands_for_its_run_only_while_exact(change, stands):
     assert gradewrites.stands_for(EXACT | change, "r", 100) is stands
     assert gradewrites.stands_for(None, "r", 100) is False
+
+
+def test_a_file_s_summary_stands_or_counts_its_rows_while_the_file_is_as_written(tmp_path):
+    cap = store.init_capture(tmp_path / "cap")
+    writer = SegmentWriter(cap, "grade-1")
+    data = writer.encode("grades", [{"run": "r", "case_id": "a", "passed": True}])
+    summary = summary_row(Written("r", 1, 1, 1, T1, T1, {"passed": 1}), len(data))
+    path = writer.write_encoded({"grades": data, gradewrites.TABLE: writer.encode(
+        gradewrites.TABLE, [summary])})[0]  # fmt: skip
+    assert gradewrites.standing(path, "r") == summary
+    assert gradewrites.standing(path, "other") is None
+    assert gradewrites.rows_written(path) == 1
+    with path.open("ab") as f:
+        f.write(data)  # a line more than the summary counted
+    assert gradewrites.standing(path, "r") is None
+    assert gradewrites.rows_written(path) is None
+    path.unlink()  # compacted meanwhile
+    assert gradewrites.standing(path, "r") is gradewrites.rows_written(path) is None

@@ -117,6 +117,15 @@ def _count(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
+def standing(grades_file: Path, run: str) -> dict[str, Any] | None:
+    """The summary written with `grades_file` when it stands for `run`, whose grades are
+    all in that file (`stands_for`), else None."""
+    summary = summary_of(grades_file)
+    if summary is None or not stands_for(summary, run, _size(grades_file)):
+        return None
+    return summary
+
+
 def rows_written(grades_file: Path) -> int | None:
     """How many rows a grades segment file holds, by the summary written with it, while
     the file is the size it was written at (None: count them)."""
@@ -124,8 +133,12 @@ def rows_written(grades_file: Path) -> int | None:
     if summary is None:
         return None
     rows, written = _count(summary.get("rows")), _count(summary.get("bytes"))
+    return rows if written == _size(grades_file) else None
+
+
+def _size(path: Path) -> int:
+    """The file's size in bytes (-1: gone, compacted meanwhile)."""
     try:
-        size = grades_file.stat().st_size
+        return path.stat().st_size
     except FileNotFoundError:
-        return None
-    return rows if written == size else None
+        return -1

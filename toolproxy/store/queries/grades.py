@@ -174,19 +174,12 @@ def _standing(r: Reader) -> tuple[dict[str, dict[str, Any]], set[str]]:
         files.setdefault(run, []).append(path)
     standing: dict[str, dict[str, Any]] = {}
     for run, paths in files.items():
-        if run in elsewhere or len(paths) != 1:
-            continue
-        summary = gradewrites.summary_of(paths[0])
-        if summary is not None and gradewrites.stands_for(summary, run, _size(paths[0])):
+        summary = None
+        if run not in elsewhere and len(paths) == 1:
+            summary = gradewrites.standing(paths[0], run)
+        if summary is not None:
             standing[run] = summary
     return standing, (set(files) | elsewhere) - set(standing)
-
-
-def _size(path: Path) -> int:
-    try:
-        return path.stat().st_size
-    except FileNotFoundError:  # compacted meanwhile
-        return -1
 
 
 def schema_verdicts(r: Reader, checker: str) -> list[tuple[str, bool | None, str | None]]:
