@@ -117,3 +117,12 @@ def test_a_file_s_summary_stands_or_counts_its_rows_while_the_file_is_as_written
     assert gradewrites.rows_written(path) is None
     path.unlink()  # compacted meanwhile
     assert gradewrites.standing(path, "r") is gradewrites.rows_written(path) is None
+
+
+def test_parts_of_one_write_join_into_its_summary():
+    one = written_of("r", ["a", "b"], ["passed", "no_call"], [T2, T2])
+    two = written_of("r", ["c"], ["passed"], [T1])
+    assert gradewrites.joined("r", [one, two]) == written_of(
+        "r", ["a", "b", "c"], ["passed", "no_call", "passed"], [T2, T2, T1]
+    )
+    assert gradewrites.joined("r", []) == written_of("r", [], [], [])

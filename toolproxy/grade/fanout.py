@@ -47,7 +47,7 @@ from toolproxy.grade.runner import (
     write_run,
     written_by,
 )
-from toolproxy.store.gradewrites import Written
+from toolproxy.store.gradewrites import Written, joined
 from toolproxy.store.segments import SEGMENTS_DIR, part_name
 
 MIN_CHARS = 2_000_000  # about 15,000 cases: below it forking costs more than it saves
@@ -204,7 +204,8 @@ def grade_in_parts(
         if any(d.written for d in done):
             verdicts = {v["schema_hash"]: v for d in done for v in d.verdicts}  # once per schema
             grades = [path for path, d in zip(staged, done, strict=True) if d.written]
-            written = _written(run, [d.summary for d in done if d.summary is not None])
+            # no case is in two parts: a case id seen twice was refused (`_raise_issues`)
+            written = joined(run, [d.summary for d in done if d.summary is not None])
             write_run(capture, [], list(verdicts.values()), written, folder, grades)
     finally:
         _JOB = None
@@ -299,25 +300,6 @@ def _grade_part(k: int) -> _Done:
     _SPARED.append((cases, inputs, rows))
     summary = written_by(job.run, rows)
     return _Done(read_issues, checked, len(lines), _tally(rows), verdicts, kept, summary)
-
-
-def _written(run: str, parts: Sequence[Written]) -> Written:
-    """The summary of the parts' rows together. No case is in two parts: a case id seen
-    twice is refused before anything is written (`_raise_issues`)."""
-    firsts = [p.first_graded for p in parts if p.first_graded is not None]
-    lasts = [p.last_graded for p in parts if p.last_graded is not None]
-    outcomes: Counter[str] = Counter()
-    for p in parts:
-        outcomes.update(p.outcomes)
-    return Written(
-        run,
-        sum(p.rows for p in parts),
-        sum(p.cases for p in parts),
-        sum(p.passed for p in parts),
-        min(firsts, default=None),
-        max(lasts, default=None),
-        dict(sorted(outcomes.items())),
-    )
 
 
 def _clear(stage: Path, staged: Sequence[Path]) -> None:

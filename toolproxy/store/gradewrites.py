@@ -63,6 +63,24 @@ def written_of(
     return Written(run, len(case_ids), len(set(case_ids)), passed, first, last, by)
 
 
+def joined(run: str, parts: Sequence[Written]) -> Written:
+    """The `Written` of parts of one write together (no case in two parts)."""
+    firsts = [p.first_graded for p in parts if p.first_graded is not None]
+    lasts = [p.last_graded for p in parts if p.last_graded is not None]
+    outcomes: Counter[str] = Counter()
+    for p in parts:
+        outcomes.update(p.outcomes)
+    return Written(
+        run,
+        sum(p.rows for p in parts),
+        sum(p.cases for p in parts),
+        sum(p.passed for p in parts),
+        min(firsts, default=None),
+        max(lasts, default=None),
+        dict(sorted(outcomes.items())),
+    )
+
+
 def summary_row(written: Written, size: int) -> dict[str, Any]:
     """The `grade_writes` row of a write whose grades file holds `size` bytes."""
     return written._asdict() | {"bytes": size}

@@ -17,9 +17,9 @@ from toolproxy.store.connection import (
     _existing_root,
     _scalar,
     open_capture,
-    table_rows_sql,
 )
 from toolproxy.store.files import has_pending, rel
+from toolproxy.store.reader import Reader
 from toolproxy.store.segments import (
     TABLES,
     list_segments,
@@ -90,18 +90,17 @@ def _grade_rows(con: duckdb.DuckDBPyConnection, root: Path, done: set[str]) -> i
     cases. A file compacted meanwhile is counted by the view, which leaves it out for its
     Parquet rows; so is every file while pending Parquet files are about (a background
     round may have just compacted one), or when the table's empty file is missing."""
-    empty = placeholder(root, "grades")  # so the list of files is never empty
-    if has_pending(root) or not empty.exists():
+    # without the table's empty file, `rows_of` of no file would read every file
+    if has_pending(root) or not placeholder(root, "grades").exists():
         return int(_scalar(con, "SELECT count(*) FROM grades"))
-    summed, other = 0, [empty]
+    summed, other = 0, []
     for path in list_segments(root)["grades"]:
         rows = None if rel(root, path) in done else gradewrites.rows_written(path)
         if rows is None:
             other.append(path)
         else:
             summed += rows
-    listed = "[" + ", ".join(catalog.literal(str(p)) for p in other) + "]"
-    rest = _scalar(con, f"SELECT count(*) FROM ({table_rows_sql(con, root, 'grades', listed)})")
+    rest = _scalar(con, f"SELECT count(*) FROM {Reader(con, root).rows_of('grades', other)}")
     if has_pending(root):  # one appeared meanwhile: its rows may be counted twice
         return int(_scalar(con, "SELECT count(*) FROM grades"))
     return summed + int(rest)

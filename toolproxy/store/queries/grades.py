@@ -174,11 +174,9 @@ def _standing(r: Reader) -> tuple[dict[str, dict[str, Any]], set[str]]:
         files.setdefault(run, []).append(path)
     standing: dict[str, dict[str, Any]] = {}
     for run, paths in files.items():
-        summary = None
         if run not in elsewhere and len(paths) == 1:
-            summary = gradewrites.standing(paths[0], run)
-        if summary is not None:
-            standing[run] = summary
+            if (summary := gradewrites.standing(paths[0], run)) is not None:
+                standing[run] = summary
     return standing, (set(files) | elsewhere) - set(standing)
 
 
