@@ -227,6 +227,7 @@ def read_api(cap: Path, n: int, repeat: int = 9) -> None:
     from toolproxy.store import ExchangeFilter
     from toolproxy.store.paging import encode_cursor
     from toolproxy.store.queries import exchanges, grades
+    from toolproxy.store.queries import runs as graded
 
     with store.reading(cap) as r:
         deep_x = r.rows(
@@ -282,7 +283,7 @@ def read_api(cap: Path, n: int, repeat: int = 9) -> None:
 
     def one_batch() -> None:
         with store.reading(cap) as r:
-            grades.grade_count(r, "x")
+            graded.grade_count(r, "x")
             grades.schema_verdicts(r, "c")
             r.rows(four[2])
             r.rows(four[3])

@@ -32,7 +32,7 @@ For each, interleaved over --rounds rounds (median, and the range):
 4. report    `toolproxy report --run held-0` in the capture holding 10 runs: the metrics,
              costs and tables of one run, what a user reads after grading (its reads
              once parsed every held run's grades)
-5. runs      the runs of that capture listed with their counts (`queries.grades.runs`,
+5. runs      the runs of that capture listed with their counts (`queries.runs.runs`,
              timed inside its process): what the TUI's runs screen and `report` without
              `--run` read first (it parsed every held run's grades; now each run's summary,
              written beside its grades, stands for them)
@@ -82,7 +82,10 @@ print(took)
 RUNS = f"""
 import sys, time
 from toolproxy import store
-from toolproxy.store.queries.grades import runs
+try:
+    from toolproxy.store.queries.runs import runs
+except ImportError:  # a --before checkout from before runs had a module of their own
+    from toolproxy.store.queries.grades import runs
 with store.reading(sys.argv[1]) as r:
     t0 = time.perf_counter()
     found = runs(r)

@@ -16,7 +16,7 @@ from toolproxy.replay.grading import (
     write_grades,
 )
 from toolproxy.replay.model import ReplayItem, Step
-from toolproxy.store.queries import grades
+from toolproxy.store.queries import runs as graded
 
 
 def item(item_id: str, *exchanges: str, case_id: str | None = None) -> ReplayItem:
@@ -76,7 +76,7 @@ def test_each_run_s_grades_are_written_with_their_summary(tmp_path):
     write_grades(cap, rows)
     assert summed_runs(cap) == {"r1:cand": (3, 1, at, at), "r1:recorded": (1, 1, at, at)}
     with store.reading(cap) as r:
-        assert [(x.run, x.cases, x.passed) for x in grades.runs(r)] == [
+        assert [(x.run, x.cases, x.passed) for x in graded.runs(r)] == [
             ("r1:cand", 3, 1),
             ("r1:recorded", 1, 1),
         ]

@@ -9,10 +9,12 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import duckdb
+
 from tests.builders import HOSTED, chat_exchange
 from toolproxy import store
 from toolproxy.grade.rows import GradeRow, JudgeVerdict
-from toolproxy.grade.runner import written_by
+from toolproxy.grade.runner import grades_batch, written_by
 from toolproxy.records import (
     McpMessage,
     McpTool,
@@ -22,9 +24,9 @@ from toolproxy.records import (
     ToolResult,
 )
 from toolproxy.replay.model import CallDiff, CellResult
-from toolproxy.store import gradewrites
+from toolproxy.store import compaction, gradewrites
 from toolproxy.store.gradewrites import summary_row
-from toolproxy.store.segments import TABLES, child_rows, encode_plain_row
+from toolproxy.store.segments import TABLES, SegmentWriter, child_rows, encode_plain_row
 
 T0 = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
 
@@ -219,3 +221,76 @@ def summed_runs(capture: Path) -> dict[str, tuple[int, int, str | None, str | No
         assert (*counts, summary["last_graded"]) == rows[0]
         found[run] = rows[0]
     return found
+
+
+# --- grading runs in every shape a capture can hold them ---------------------------------
+
+
+def run_rows(run: str, n: int = 3) -> list[dict[str, object]]:
+    """`n` passed grades of `run`."""
+    return [
+        GradeRow(run=run, graded_at="2026-11-26T00:00:00+00:00", source="capture",
+                 case_id=f"{run}-{i}", passed=True).as_row()
+        for i in range(n)
+    ]  # fmt: skip
+
+
+def every_part(tmp_path: Path) -> Path:
+    """A capture holding runs in every part of the store, and files of each shape."""
+    cap = store.init_capture(tmp_path / "cap")
+    SegmentWriter(cap, "old").write({"grades": run_rows("compacted")})
+    store.compact(cap)  # in the catalog's cache now
+    SegmentWriter(cap, "pend").write({"grades": run_rows("pending")})
+    with duckdb.connect() as con:  # a pending Parquet file, as a background round leaves
+        compaction.compact_folder(con, cap, cap / "segments" / "pend", set())
+    w = SegmentWriter(cap, "grade-1")
+    w.write({"grades": run_rows("one-a")})
+    w.write({"grades": run_rows("one-b", 1)})  # a one-line file
+    w.write({"grades": run_rows("mixed-a", 2) + run_rows("mixed-b", 2)})  # read whole
+    damaged = SegmentWriter(cap, "grade-2").write({"grades": run_rows("damaged")})[0]
+    damaged.write_bytes(b"{not json\n" + damaged.read_bytes())  # the first line: read whole
+    w.write({"grades": run_rows("one-a", 2)})  # a run graded again under its name
+    return cap
+
+
+EVERY_RUN = {"compacted", "pending", "one-a", "one-b", "mixed-a", "mixed-b", "damaged"}
+
+
+def summed(cap: Path, folder: str, rows: list[dict[str, object]]) -> Path:
+    """A write of `rows` (one run's) with its summary, as `grade` and replays write them."""
+    writer = SegmentWriter(cap, folder)
+    graded = [GradeRow.model_validate(row) for row in rows]
+    data = writer.encode("grades", rows)
+    return writer.write_encoded(grades_batch(writer, data, written_by(graded[0].run, graded)))[0]
+
+
+def graded_rows(run: str, n: int, at: str = "2026-11-26T00:00:00+00:00") -> list[dict[str, object]]:
+    """`n` grades of `run`: passed, then failed (no_call, wrong_tool) and not graded."""
+    labels = [None, "no_call", None, "wrong_tool", None]
+    return [
+        GradeRow(run=run, graded_at=at, case_id=f"{run}-{i}", passed=i % 5 in (0, 2),
+                 label=labels[i % 5], not_graded=i % 5 == 4).as_row()
+        for i in range(n)
+    ]  # fmt: skip
+
+
+def summaries_of_every_shape(tmp_path: Path) -> Path:
+    """`every_part` and runs written with summaries: one that stands for its run, and each
+    way one can stop standing for it."""
+    cap = every_part(tmp_path)
+    summed(cap, "grade-3", graded_rows("summed", 5, "2026-11-25T00:00:00+00:00"))
+    summed(cap, "grade-4", graded_rows("twice", 4))
+    summed(cap, "grade-5", graded_rows("twice", 2, "2026-11-27T00:00:00+00:00"))  # graded again
+    grown = summed(cap, "grade-6", graded_rows("grown", 3))
+    with grown.open("ab") as f:  # a line added since: not the file the summary counted
+        f.write(encode_plain_row(graded_rows("grown", 1, "2026-11-28T00:00:00+00:00")[0]))
+    summed(
+        cap, "grade-7", graded_rows("dup", 2) + graded_rows("dup", 1, "2026-11-27T00:00:00+00:00")
+    )
+    lost = summed(cap, "grade-8", graded_rows("lost", 2))
+    lost.with_name(lost.name.replace("grades.", "grade_writes.")).unlink()
+    summed(cap, "grade-9", graded_rows("compacted-summed", 2))
+    return cap
+
+
+SUMMED_RUNS = EVERY_RUN | {"summed", "twice", "grown", "dup", "lost"}

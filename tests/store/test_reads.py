@@ -11,8 +11,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from tests.store.helpers import T0, count, exchange_rows, run_row
-from tests.store.queries.test_grades import _graded, _summed
+from tests.store.helpers import T0, count, exchange_rows, graded_rows, run_row, summed
 from toolproxy import store
 from toolproxy.errors import UserError
 from toolproxy.store import compaction
@@ -176,19 +175,19 @@ def _grades_counted(cap: Path) -> tuple[int, int]:
 
 def test_grades_are_counted_as_the_view_holds_them_however_they_were_written(tmp_path):
     cap = store.init_capture(tmp_path / "cap")
-    _summed(cap, "grade-1", _graded("compacted", 3))
-    SegmentWriter(cap, "old").write({"grades": _graded("legacy", 2)})  # no summary
+    summed(cap, "grade-1", graded_rows("compacted", 3))
+    SegmentWriter(cap, "old").write({"grades": graded_rows("legacy", 2)})  # no summary
     store.compact(cap)
-    _summed(cap, "grade-2", _graded("summed", 4))
-    _summed(cap, "grade-3", _graded("summed", 4))  # graded again: counted again
-    grown = _summed(cap, "grade-4", _graded("grown", 3))
+    summed(cap, "grade-2", graded_rows("summed", 4))
+    summed(cap, "grade-3", graded_rows("summed", 4))  # graded again: counted again
+    grown = summed(cap, "grade-4", graded_rows("grown", 3))
     with grown.open("ab") as f:
-        f.write(encode_plain_row(_graded("grown", 1)[0]))
-    lost = _summed(cap, "grade-5", _graded("lost", 2))
+        f.write(encode_plain_row(graded_rows("grown", 1)[0]))
+    lost = summed(cap, "grade-5", graded_rows("lost", 2))
     lost.with_name(lost.name.replace("grades.", "grade_writes.")).unlink()
-    SegmentWriter(cap, "old").write({"grades": _graded("legacy-2", 2)})
+    SegmentWriter(cap, "old").write({"grades": graded_rows("legacy-2", 2)})
     assert _grades_counted(cap) == (21, 21)
-    SegmentWriter(cap, "pend").write({"grades": _graded("pending", 5)})
+    SegmentWriter(cap, "pend").write({"grades": graded_rows("pending", 5)})
     with duckdb.connect() as con:  # a pending Parquet file, as a background round leaves
         compaction.compact_folder(con, cap, cap / "segments" / "pend", set())
     assert _grades_counted(cap) == (26, 26)
@@ -196,7 +195,7 @@ def test_grades_are_counted_as_the_view_holds_them_however_they_were_written(tmp
 
 def test_a_grades_file_is_counted_by_its_summary_without_reading_it(tmp_path):
     cap = store.init_capture(tmp_path / "cap")
-    path = _summed(cap, "grade-1", _graded("summed", 6))
+    path = summed(cap, "grade-1", graded_rows("summed", 6))
     lines = path.read_bytes().splitlines(keepends=True)
     # the middle lines edited to the same size, unreadable: only the summary can say 6
     middle = [line.replace(b'{"run":', b'{"nur":') for line in lines[1:-1]]

@@ -101,7 +101,7 @@ class Report(BaseModel):
 def list_runs(capture: Path) -> list[str]:
     """Every run in the capture, oldest first."""
     from toolproxy import store
-    from toolproxy.store.queries.grades import run_names
+    from toolproxy.store.queries.runs import run_names
 
     with store.reading(capture) as r:
         return run_names(r)
@@ -110,7 +110,7 @@ def list_runs(capture: Path) -> list[str]:
 def held_run_names(capture: Path) -> set[str]:
     """Every run in the capture, in no order, without reading their grades."""
     from toolproxy import store
-    from toolproxy.store.queries.grades import held_runs
+    from toolproxy.store.queries.runs import held_runs
 
     with store.reading(capture) as r:
         return held_runs(r)

@@ -37,6 +37,7 @@ from toolproxy.store.gradewrites import TABLE as GRADE_WRITES
 from toolproxy.store.gradewrites import Written, outcome, summary_row, written_of, written_size
 from toolproxy.store.queries import grades as grade_reads
 from toolproxy.store.queries import mcp as mcp_reads
+from toolproxy.store.queries import runs as held
 from toolproxy.store.segments import SegmentWriter, encode_plain_row
 
 Grader = Callable[[Case, Observation], CaseGrade]
@@ -141,8 +142,8 @@ def load_server_tools(capture: Path | str) -> list[tuple[str, str, Any]]:
 def refuse_taken(r: store.Reader, run: str) -> None:
     """Raise UserError when `run` already has grades in the capture `r` reads (the check
     reads no other run's grades: `held_runs`; only a refusal counts the run's)."""
-    if run in grade_reads.held_runs(r):
-        raise UserError(_run_taken(run, grade_reads.grade_count(r, run), r.capture))
+    if run in held.held_runs(r):
+        raise UserError(_run_taken(run, held.grade_count(r, run), r.capture))
 
 
 def _run_taken(run: str, count: int, capture: Path | str) -> str:
@@ -291,7 +292,7 @@ def regrade(capture: Path | str, run: str, cases_file: Path) -> tuple[str, list[
     judge: (the new run's name, its rows)."""
     cases = load_cases([cases_file])
     with store.reading(capture) as r:
-        name = next_run_name(run, grade_reads.held_runs(r))
+        name = next_run_name(run, held.held_runs(r))
     return name, grade_run(capture, cases, name, None)
 
 

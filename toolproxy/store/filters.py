@@ -30,7 +30,7 @@ IN_IDS = "IN (SELECT unnest(${name}::VARCHAR[]))"
 def latest_grades_sql(run_param: str, source: str = "grades") -> str:
     """The latest grade of each case in the run named by parameter `$run_param` (a run
     graded twice keeps its newest verdict), from the `grades` view or a `source` with its
-    rows (`store.queries.grades.grades_of`)."""
+    rows (`store.queries.runs.grades_of`)."""
     return (
         f"SELECT * FROM {source} WHERE run = ${run_param} "
         "QUALIFY row_number() OVER (PARTITION BY case_id ORDER BY graded_at DESC) = 1"

@@ -183,6 +183,6 @@ class FailureRow(NamedTuple):
     model: str | None
     label: str | None
     reason: str | None
-    calls: Any  # the CallGrade list (JSON text)
+    calls: Any  # the CallGrade list (JSON text, or decoded: `queries.grades.cases_with_label`)
     expected_tools: Any
     called_tools: Any

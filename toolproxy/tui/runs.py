@@ -18,6 +18,7 @@ from toolproxy.grade.report import case_records
 from toolproxy.grade.rows import GradeRow
 from toolproxy.grade.runner import regrade, summarize
 from toolproxy.store.queries import grades, replays
+from toolproxy.store.queries import runs as graded
 from toolproxy.store.reader import Reader
 from toolproxy.store.rows import FailureRow, RunRow
 from toolproxy.tui.base import StoreScreen
@@ -77,7 +78,7 @@ class RunsScreen(StoreScreen):
     def load(self) -> None:
         self.read(
             "the runs",
-            lambda r: (grades.runs(r), replays.runs(r)),
+            lambda r: (graded.runs(r), replays.runs(r)),
             lambda found: self.show(*found),
             "runs",
         )
@@ -194,7 +195,7 @@ class LabelsScreen(StoreScreen):
         run = self.run_name
 
         def read(r: Reader) -> tuple[list[tuple[str, int]], list[CaseRecord]]:
-            counts = grades.label_counts(r, run)
+            counts = graded.label_counts(r, run)
             return counts, case_records(grades.latest_grades(r, [run]), [run])[run]
 
         self.read("the run", read, lambda found: self.show(*found), "labels")

@@ -3,33 +3,20 @@ the grader and the report read."""
 
 from __future__ import annotations
 
+import shutil
+from collections.abc import Sequence
 from datetime import timedelta
 from pathlib import Path
 
-import duckdb
-import pytest
+import orjson
 
+from tests.store.helpers import graded_rows, summaries_of_every_shape, summed
 from toolproxy import store
 from toolproxy.grade.rows import GradeRow
-from toolproxy.grade.runner import grades_batch, written_by
-from toolproxy.store import compaction
 from toolproxy.store.queries import grades
-from toolproxy.store.rows import RunRow
-from toolproxy.store.segments import SegmentWriter, encode_plain_row
-
-
-def test_runs_oldest_first_counted_on_each_case_latest_grade(seeded_capture):
-    with store.reading(seeded_capture) as r:
-        runs = grades.runs(r)
-        names = grades.run_names(r)
-    assert names == ["g1", "g2"]
-    assert [(x.run, x.cases, x.passed) for x in runs] == [("g1", 2, 2), ("g2", 1, 0)]
-
-
-def test_grade_count_says_whether_a_run_name_is_free(seeded_capture):
-    with store.reading(seeded_capture) as r:
-        assert grades.grade_count(r, "g1") == 3  # every row, re-grades included
-        assert grades.grade_count(r, "new") == 0
+from toolproxy.store.queries import runs as graded
+from toolproxy.store.segments import SegmentWriter
+from toolproxy.store.tables import TABLES
 
 
 def test_latest_grades_join_the_exchange_numbers(seeded_capture):
@@ -142,160 +129,109 @@ def test_verdicts_and_judge_cache_are_read_by_key(tmp_path):
 
 def test_label_counts_and_the_cases_of_a_label(seeded_capture):
     with store.reading(seeded_capture) as r:
-        assert grades.label_counts(r, "g1") == [("passed", 2)]  # b-0's re-grade wins
-        assert grades.label_counts(r, "g2") == [("no_call", 1)]
+        assert graded.label_counts(r, "g1") == [("passed", 2)]  # b-0's re-grade wins
+        assert graded.label_counts(r, "g2") == [("no_call", 1)]
         (case,) = grades.cases_with_label(r, "g2", "no_call")
         assert grades.cases_with_label(r, "g1", "wrong_tool") == []
     assert (case.case_id, case.exchange_id, case.label) == ("case-a1", "a-1", "no_call")
 
 
-def _run_rows(run: str, n: int = 3) -> list[dict[str, object]]:
-    return [
-        GradeRow(run=run, graded_at="2026-11-26T00:00:00+00:00", source="capture",
-                 case_id=f"{run}-{i}", passed=True).as_row()
-        for i in range(n)
-    ]  # fmt: skip
-
-
-def test_held_runs_names_what_the_view_holds_without_reading_it_all(seeded_capture):
-    with store.reading(seeded_capture) as r:  # g1 and g2 share a file: read whole
-        assert grades.held_runs(r) == set(grades.run_names(r)) == {"g1", "g2"}
-
-
-def _every_part(tmp_path: Path) -> Path:
-    """A capture holding runs in every part of the store, and files of each shape."""
-    cap = store.init_capture(tmp_path / "cap")
-    SegmentWriter(cap, "old").write({"grades": _run_rows("compacted")})
-    store.compact(cap)  # in the catalog's cache now
-    SegmentWriter(cap, "pend").write({"grades": _run_rows("pending")})
-    with duckdb.connect() as con:  # a pending Parquet file, as a background round leaves
-        compaction.compact_folder(con, cap, cap / "segments" / "pend", set())
-    w = SegmentWriter(cap, "grade-1")
-    w.write({"grades": _run_rows("one-a")})
-    w.write({"grades": _run_rows("one-b", 1)})  # a one-line file
-    w.write({"grades": _run_rows("mixed-a", 2) + _run_rows("mixed-b", 2)})  # read whole
-    damaged = SegmentWriter(cap, "grade-2").write({"grades": _run_rows("damaged")})[0]
-    damaged.write_bytes(b"{not json\n" + damaged.read_bytes())  # the first line: read whole
-    w.write({"grades": _run_rows("one-a", 2)})  # a run graded again under its name
-    return cap
-
-
-EVERY_RUN = {"compacted", "pending", "one-a", "one-b", "mixed-a", "mixed-b", "damaged"}
-
-
-def test_held_runs_finds_runs_in_every_part_of_the_store(tmp_path):
-    cap = _every_part(tmp_path)
-    with store.reading(cap) as r:
-        held = grades.held_runs(r)
-        assert held == set(grades.run_names(r))
-    assert held == EVERY_RUN
-
-
-@pytest.mark.parametrize("runs", [[run] for run in sorted(EVERY_RUN)] + [["one-a", "pending"]])
-def test_a_run_s_grades_are_read_from_its_files_alone_as_the_view_has_them(tmp_path, runs):
-    cap = _every_part(tmp_path)
-    with store.reading(cap) as r:
-        source = grades.grades_of(r, runs)
-        pruned = r.rows(f"SELECT * FROM {source} WHERE list_contains($runs, run)", {"runs": runs})
-        whole = r.rows("SELECT * FROM grades WHERE list_contains($runs, run)", {"runs": runs})
-        assert sorted(pruned, key=str) == sorted(whole, key=str) != []
-        assert grades.grade_count(r, runs[0]) == len(r.rows(
-            "SELECT * FROM grades WHERE run = ?", [runs[0]]))  # fmt: skip
-        named, _ = grades.segment_runs(r.root)
-    listed = {f for f in named if str(f) in source}
-    assert listed == {f for f, run in named.items() if run in runs}  # the others go unread
-
-
-def _summed(cap: Path, folder: str, rows: list[dict[str, object]]) -> Path:
-    """A write of `rows` (one run's) with its summary, as `grade` and replays write them."""
-    writer = SegmentWriter(cap, folder)
-    graded = [GradeRow.model_validate(row) for row in rows]
-    data = writer.encode("grades", rows)
-    return writer.write_encoded(grades_batch(writer, data, written_by(graded[0].run, graded)))[0]
-
-
-def _graded(run: str, n: int, at: str = "2026-11-26T00:00:00+00:00") -> list[dict[str, object]]:
-    """`n` grades of `run`: passed, then failed (no_call, wrong_tool) and not graded."""
-    labels = [None, "no_call", None, "wrong_tool", None]
-    return [
-        GradeRow(run=run, graded_at=at, case_id=f"{run}-{i}", passed=i % 5 in (0, 2),
-                 label=labels[i % 5], not_graded=i % 5 == 4).as_row()
-        for i in range(n)
-    ]  # fmt: skip
-
-
-def _summaries_of_every_shape(tmp_path: Path) -> Path:
-    """`_every_part` and runs written with summaries: one that stands for its run, and each
-    way one can stop standing for it."""
-    cap = _every_part(tmp_path)
-    _summed(cap, "grade-3", _graded("summed", 5, "2026-11-25T00:00:00+00:00"))
-    _summed(cap, "grade-4", _graded("twice", 4))
-    _summed(cap, "grade-5", _graded("twice", 2, "2026-11-27T00:00:00+00:00"))  # graded again
-    grown = _summed(cap, "grade-6", _graded("grown", 3))
-    with grown.open("ab") as f:  # a line added since: not the file the summary counted
-        f.write(encode_plain_row(_graded("grown", 1, "2026-11-28T00:00:00+00:00")[0]))
-    _summed(cap, "grade-7", _graded("dup", 2) + _graded("dup", 1, "2026-11-27T00:00:00+00:00"))
-    lost = _summed(cap, "grade-8", _graded("lost", 2))
-    lost.with_name(lost.name.replace("grades.", "grade_writes.")).unlink()
-    _summed(cap, "grade-9", _graded("compacted-summed", 2))
-    return cap
-
-
-SUMMED_RUNS = EVERY_RUN | {"summed", "twice", "grown", "dup", "lost"}
-
-
-_LABELS = (  # what label_counts says, read from the grades
-    "SELECT CASE WHEN passed THEN 'passed' WHEN label IS NULL THEN 'not_graded' ELSE label "
-    "END AS l, count(*) FROM (SELECT * FROM grades WHERE run = $run QUALIFY row_number() "
-    "OVER (PARTITION BY case_id ORDER BY graded_at DESC) = 1) GROUP BY l ORDER BY 2 DESC, 1"
+_LATEST = (  # latest_grades as one query over the whole view
+    "SELECT g.*, e.exchange_id IS NOT NULL, e.input_tokens, e.output_tokens, e.ttfb_ms, "
+    "e.decode_tps, e.finish_reason, coalesce(g.session_id, e.session_id), o.names, "
+    "e.cached_input_tokens, e.scheme, e.host, e.port, e.path, e.latency_ms, e.started_at, "
+    "coalesce(e.model_returned, e.model_requested) FROM (SELECT * FROM grades WHERE "
+    "list_contains($runs, run) QUALIFY row_number() OVER (PARTITION BY run, case_id ORDER BY "
+    "graded_at DESC) = 1) g LEFT JOIN exchanges e USING (exchange_id) LEFT JOIN (SELECT "
+    "exchange_id, list(name ORDER BY position) AS names FROM tools_offered GROUP BY "
+    "exchange_id) o USING (exchange_id) ORDER BY g.case_id NULLS LAST, g.run"
 )
+_JSON = [i for i, c in enumerate(grades.GRADE_COLUMNS) if TABLES["grades"][c] == "JSON"]
 
 
-def test_runs_and_their_names_are_what_the_grades_say_however_they_were_written(tmp_path):
-    cap = _summaries_of_every_shape(tmp_path)
-    store.compact(cap)  # all but one in Parquet: none is summed any more
-    _summed(cap, "grade-10", _graded("after", 3))  # stands for its run
-    _summaries_of_every_shape(tmp_path / "segments")  # the same again, as segments
-    for capture in (cap, tmp_path / "segments" / "cap"):
-        with store.reading(capture) as r:
-            assert grades.runs(r) == r.typed(
-                RunRow,
-                "SELECT run, count(*), count(*) FILTER (WHERE passed), min(graded_at), "
-                "max(graded_at) FROM (SELECT * FROM grades QUALIFY row_number() OVER "
-                "(PARTITION BY run, case_id ORDER BY graded_at DESC) = 1) GROUP BY run "
-                "ORDER BY min(graded_at), run",
-            )  # what the runs were before summaries: counted on every case's latest grade
-            assert grades.run_names(r) == [
-                row[0]
-                for row in r.rows(
-                    "SELECT run FROM grades GROUP BY run ORDER BY min(graded_at), run"
-                )
-            ]
-            assert set(grades.run_names(r)) >= SUMMED_RUNS
-            for run in grades.run_names(r):
-                assert grades.label_counts(r, run) == r.rows(_LABELS, {"run": run}), run
+def _decoded(row: Sequence[object]) -> tuple[object, ...]:
+    """A row with its JSON columns as values (DuckDB hands them over as text)."""
+    return tuple(orjson.loads(v) if i in _JSON and isinstance(v, str) else v
+                 for i, v in enumerate(row))  # fmt: skip
 
 
-def test_a_run_written_whole_is_counted_by_its_summary_without_reading_its_grades(tmp_path):
-    cap = store.init_capture(tmp_path / "cap")
-    path = _summed(cap, "grade-1", _graded("summed", 6))
-    _summed(cap, "grade-2", _graded("other", 2, "2026-11-25T00:00:00+00:00"))
-    lines = path.read_bytes().splitlines(keepends=True)
-    # the middle lines edited to the same size: nothing but the summary can say 3 passed
-    middle = [line.replace(b'"passed":true', b'"passed":null') for line in lines[1:-1]]
-    path.write_bytes(b"".join([lines[0], *middle, lines[-1]]))
+def _flat(row: grades.CaseRow) -> tuple[object, ...]:
+    return _decoded(row.grade) + tuple(row[1:])
+
+
+def _exchanged(cap: Path) -> None:
+    """A run that stands for its grades, of the seeded capture's exchanges: known ones (one
+    with its session from the exchange), one the capture lacks, none, a case id twice."""
+    at = "2026-11-26T00:00:00+00:00"
+    summed(cap, "grade-x", [
+        GradeRow(run="filed", graded_at=at, case_id="k-2", exchange_id="a-0", session_id=None,
+                 passed=False, label="no_call", calls=[{"label": "no_call", "args": []}],
+                 expected_tools=["get_weather"], called_tools=[], tags=["t"]).as_row(),
+        GradeRow(run="filed", graded_at=at, case_id="k-1", exchange_id="b-0",
+                 session_id="own", passed=True).as_row(),
+        GradeRow(run="filed", graded_at=at, case_id="k-3", exchange_id="x-9",
+                 passed=False, label="wrong_tool").as_row(),
+        GradeRow(run="filed", graded_at=at, case_id="k-0", passed=False,
+                 label="no_call").as_row(),
+    ])  # fmt: skip
+    summed(cap, "grade-y", graded_rows("other", 2) + [
+        GradeRow(run="other", graded_at=at, case_id="k-1", exchange_id="a-1",
+                 passed=True).as_row()])  # fmt: skip
+
+
+def test_a_standing_run_s_latest_grades_come_from_its_file_with_their_json_decoded(
+    tmp_path, seeded_capture
+):
+    cap = tmp_path / "cap"
+    shutil.copytree(seeded_capture, cap)
+    _exchanged(cap)
     with store.reading(cap) as r:
-        assert [(x.run, x.cases, x.passed) for x in grades.runs(r)] == [
-            ("other", 2, 1),
-            ("summed", 6, 3),
-        ]
-        assert grades.label_counts(r, "summed") == [
-            ("passed", 3),
-            ("no_call", 1),
-            ("not_graded", 1),
-            ("wrong_tool", 1),
-        ]
-        assert r.rows("SELECT count(*) FILTER (WHERE passed) FROM grades WHERE run = 'summed'")[
-            0
-        ] == (2,)  # what parsing the edited file says
-        assert r.rows(_LABELS, {"run": "summed"})[0] == ("not_graded", 2)
+        got = grades.latest_grades(r, ["filed", "g1", "other"])
+        want = r.rows(_LATEST, {"runs": ["filed", "g1", "other"]})
+        labelled = grades.cases_with_label(r, "filed", "no_call")
+    # report and the TUI take the calls as values: no second parse of 272,454 JSON texts
+    by_case = {(row.grade[0], row.grade[3]): row for row in got}
+    assert by_case["filed", "k-2"].grade[_JSON[0]] == [{"label": "no_call", "args": []}]
+    assert [case.calls for case in labelled] == [None, [{"label": "no_call", "args": []}]]
+    assert [_flat(row) for row in got] == [_decoded(row) for row in want]
+    a0 = by_case["filed", "k-2"]  # the exchange's session, usage and offered tools
+    assert (a0.recorded, a0.session_id, a0.input_tokens, a0.offered) == (
+        True, "s-a", 10, ["get_weather", "search"])  # fmt: skip
+    assert by_case["filed", "k-1"].session_id == "own"
+    assert not by_case["filed", "k-3"].recorded and not by_case["filed", "k-0"].recorded
+
+
+def test_latest_grades_and_the_cases_of_a_label_are_what_the_view_says_in_every_shape(tmp_path):
+    cap = summaries_of_every_shape(tmp_path)
+    with store.reading(cap) as r:
+        for run in graded.run_names(r):
+            got = grades.latest_grades(r, [run])
+            assert grades.latest_grades(r, [run, run]) == got  # a run named twice: once
+            assert [_flat(row) for row in got] == [
+                _decoded(row) for row in r.rows(_LATEST, {"runs": [run]})
+            ], run
+            for label in ("no_call", "wrong_tool", "passed", "not_graded", "truncation"):
+                want = r.rows(
+                    "SELECT case_id, exchange_id, session_id, model, label, reason, calls, "
+                    "expected_tools, called_tools FROM (SELECT * FROM grades WHERE run = $run "
+                    "QUALIFY row_number() OVER (PARTITION BY case_id ORDER BY graded_at DESC) "
+                    "= 1) WHERE label = $label ORDER BY case_id",
+                    {"run": run, "label": label},
+                )
+                found = grades.cases_with_label(r, run, label)
+                assert [_decoded(row) for row in found] == [_decoded(row) for row in want]
+        assert len(grades.cases_with_label(r, "summed", "no_call", limit=0)) == 0
+
+
+def test_the_lines_of_a_label_are_trusted_only_while_the_summary_counts_them(tmp_path):
+    cap = store.init_capture(tmp_path / "cap")
+    path = summed(cap, "grade-1", graded_rows("summed", 6))
+    lines = path.read_bytes().splitlines(keepends=True)
+    # the same size, the same label, but not as orjson writes it: the needle misses it
+    edited = lines[1].replace(b'"label":"no_call"', b'"label":"no\\u005fcall"')
+    edited = edited.replace(b'"source":"capture"', b'"source":"ca"')
+    assert len(edited) == len(lines[1]) and edited != lines[1]
+    path.write_bytes(b"".join([lines[0], edited, *lines[2:]]))
+    with store.reading(cap) as r:
+        found = grades.cases_with_label(r, "summed", "no_call")
+    assert [(case.case_id, case.label) for case in found] == [("summed-1", "no_call")]

@@ -1,21 +1,17 @@
-"""What grading and the report read: observations, runs, latest grades, verdicts, the
-judge's cache, sessions' calls and the gallery's transcripts."""
+"""What grading and the report read: observations, latest grades, verdicts, the judge's
+cache, sessions' calls, the gallery's transcripts and the cases of a label (which runs
+there are, and their counts: `queries.runs`)."""
 
 from __future__ import annotations
 
-from collections.abc import Collection
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any, NamedTuple
 
-import orjson
-
-from toolproxy.store import gradewrites
-from toolproxy.store.files import segment_folders
+from toolproxy.store import gradefile
 from toolproxy.store.filters import in_ids, latest_grades_sql
+from toolproxy.store.queries.runs import grades_of, standing_runs
 from toolproxy.store.reader import Reader
-from toolproxy.store.rows import ExchangeGradeRow, FailureRow, GradedExchange, RunRow
-from toolproxy.store.segments import SUFFIX, edge_lines
+from toolproxy.store.rows import ExchangeGradeRow, FailureRow, GradedExchange
 from toolproxy.store.tables import TABLES
 
 GRADE_COLUMNS = list(TABLES["grades"])
@@ -57,127 +53,6 @@ def observation_rows(r: Reader, exchange_ids: list[str]) -> ObservationRows:
             "GROUP BY schema_hash",
         ),
     )
-
-
-def grade_count(r: Reader, run: str) -> int:
-    """How many grades run `run` holds (0: the name is free)."""
-    source = grades_of(r, [run])
-    return int(r.scalar(f"SELECT count(*) FROM {source} WHERE run = ?", [run]) or 0)
-
-
-def held_runs(r: Reader) -> set[str]:
-    """The name of every run the capture holds grades of, without reading every grade: the
-    run each grades segment file's first and last lines name (`segment_runs`), and the
-    runs in the rest of the `grades` view's rows (its cache, its pending Parquet files and
-    the files `segment_runs` says to read whole), by their `run` column. Each name
-    `grade_count` finds is here: a re-grade into a capture of many runs checks its name
-    without reading them."""
-    named, whole = segment_runs(r.root)
-    return set(named.values()) | _runs_in(r, r.rows_of("grades", whole))
-
-
-def segment_runs(root: Path) -> tuple[dict[Path, str], list[Path]]:
-    """Each grades segment file with the run its first and last lines name, and the files
-    that must be read whole: whose two lines name different runs or do not parse. Every
-    writer puts one run in a file (`grade.runner.write_run`, `replay.grading.write_grades`),
-    so a file's edge lines name its run. A file compacted meanwhile is left out: its rows
-    are in the Parquet files."""
-    named: dict[Path, str] = {}
-    whole: list[Path] = []
-    for folder in segment_folders(root):
-        for path in folder.glob(f"grades.*{SUFFIX}"):  # what the view's glob matches
-            try:
-                runs = {_run_of(line) for line in edge_lines(path)}
-            except FileNotFoundError:
-                continue
-            run = runs.pop() if len(runs) == 1 else None
-            if run is not None:
-                named[path] = run
-            else:
-                whole.append(path)
-    return named, whole
-
-
-def grades_of(r: Reader, runs: Collection[str]) -> str:
-    """A subquery of the `grades` view's rows that reads, of its segment files, only those
-    that may hold `runs` (`segment_runs`): a report of one run in a capture of ten parses
-    one run's grades, not ten. Filter it by run as you would the view. The files are named
-    in the query, so each must still be there when it runs: `toolproxy compact` deletes
-    segment files only once no reader is open, and a background round (`autocompact`)
-    leaves the files it compacted until its next round (`defer`)."""
-    named, whole = segment_runs(r.root)
-    wanted = set(runs)
-    return r.rows_of("grades", [*(f for f, run in named.items() if run in wanted), *whole])
-
-
-def _runs_in(r: Reader, source: str) -> set[str]:
-    """The distinct runs a table or table function names."""
-    return {row[0] for row in r.rows(f"SELECT DISTINCT run FROM {source}") if row[0] is not None}
-
-
-def _run_of(line: bytes) -> str | None:
-    """The run a grades segment line names (None: not a JSON object holding one)."""
-    try:
-        row = orjson.loads(line)
-    except orjson.JSONDecodeError:
-        return None
-    run = row.get("run") if isinstance(row, dict) else None
-    return run if isinstance(run, str) else None
-
-
-def runs(r: Reader) -> list[RunRow]:
-    """Every grading run, oldest first, with its latest-grade counts: a run whose grades are
-    all in one file is counted by the summary written with them (`store.gradewrites`) while
-    it stands for them, the others from their grades (reading only their files)."""
-    standing, rest = _standing(r)
-    found = [
-        RunRow(run, s["cases"], s["passed"], s["first_graded"], s["last_graded"])
-        for run, s in standing.items()
-    ]
-    if rest:
-        found += r.typed(
-            RunRow,
-            "SELECT run, count(*), count(*) FILTER (WHERE passed), min(graded_at), "
-            f"max(graded_at) FROM (SELECT * FROM {grades_of(r, rest)} "
-            f"WHERE {in_ids('run', 'runs')} QUALIFY row_number() OVER "
-            "(PARTITION BY run, case_id ORDER BY graded_at DESC) = 1) GROUP BY run",
-            {"runs": sorted(rest)},
-        )
-    return sorted(found, key=lambda row: _oldest_first(row.first_graded, row.run))
-
-
-def run_names(r: Reader) -> list[str]:
-    """Every run's name, oldest first (by the first `graded_at` of any of its grades)."""
-    standing, rest = _standing(r)
-    firsts = [(s["first_graded"], run) for run, s in standing.items()]
-    if rest:
-        firsts += r.rows(
-            f"SELECT min(graded_at), run FROM {grades_of(r, rest)} "
-            f"WHERE {in_ids('run', 'runs')} GROUP BY run",
-            {"runs": sorted(rest)},
-        )
-    return [run for _, run in sorted(firsts, key=lambda f: _oldest_first(*f))]
-
-
-def _oldest_first(first: str | None, run: str) -> tuple[bool, str, str]:
-    """SQL's `ORDER BY min(graded_at), run` (NULLs last) as a sort key."""
-    return first is None, first or "", run
-
-
-def _standing(r: Reader) -> tuple[dict[str, dict[str, Any]], set[str]]:
-    """Each run's summary that stands for it (`gradewrites.stands_for`: the run's grades in
-    one segment file and nowhere else), and the names of the other runs the capture holds."""
-    named, whole = segment_runs(r.root)
-    elsewhere = _runs_in(r, r.rows_of("grades", whole))  # cache, Parquet, files of many runs
-    files: dict[str, list[Path]] = {}
-    for path, run in named.items():
-        files.setdefault(run, []).append(path)
-    standing: dict[str, dict[str, Any]] = {}
-    for run, paths in files.items():
-        if run not in elsewhere and len(paths) == 1:
-            if (summary := gradewrites.standing(paths[0], run)) is not None:
-                standing[run] = summary
-    return standing, (set(files) | elsewhere) - set(standing)
 
 
 def schema_verdicts(r: Reader, checker: str) -> list[tuple[str, bool | None, str | None]]:
@@ -222,45 +97,91 @@ class CaseRow(NamedTuple):
 
 def latest_grades(r: Reader, runs: list[str]) -> list[CaseRow]:
     """Each case's latest grade in each of `runs`, by case id then run, with its exchange's
-    usage, timing, offered tool names and what pricing needs (endpoint, duration, start)."""
-    cols = ", ".join(f"g.{c}" for c in GRADE_COLUMNS)
-    rows = r.rows(
-        f"SELECT {cols}, e.exchange_id IS NOT NULL, e.input_tokens, e.output_tokens, "
-        "e.ttfb_ms, e.decode_tps, e.finish_reason, coalesce(g.session_id, e.session_id), "
-        "o.names, e.cached_input_tokens, e.scheme, e.host, e.port, e.path, e.latency_ms, "
-        "epoch_us(e.started_at), coalesce(e.model_returned, e.model_requested) "
-        f"FROM {grades_of(r, runs)} g LEFT JOIN exchanges e USING (exchange_id) "
-        "LEFT JOIN (SELECT exchange_id, list(name ORDER BY position) AS names "
-        "FROM tools_offered GROUP BY exchange_id) o USING (exchange_id) "
-        f"WHERE {in_ids('g.run', 'runs')}",
-        {"runs": runs},
-    )
+    usage, timing, offered tool names and what pricing needs (endpoint, duration, start).
+    A run whose summary stands for it is read from its file (`store.gradefile`: its JSON
+    columns come decoded), the others through DuckDB (their JSON columns as text)."""
+    standing, _ = standing_runs(r)
+    filed: list[tuple[Any, ...]] = []
+    rest = []
+    for run in dict.fromkeys(runs):  # each run once, as `IN` reads it
+        read = gradefile.read_rows(standing[run][0], run) if run in standing else None
+        if read is None:
+            rest.append(run)
+        else:
+            filed += read
+    rows = _latest_of_each(_joined(r, rest)) if rest else []
+    if filed:
+        rows += _with_exchanges(r, filed)
     n = len(GRADE_COLUMNS)
     # the start time (last but one) comes as microseconds, made a UTC datetime here:
     # DuckDB's own conversion (through pytz) cost 0.5 s over 90,969 rows
     return [
         CaseRow._make((row[:n], *row[n:-2], None if row[-2] is None else _utc(row[-2]), row[-1]))
-        for row in _latest_by_case(rows)
+        for row in sorted(rows, key=_case_order)
     ]
 
 
-_RUN, _AT, _CASE = (GRADE_COLUMNS.index(c) for c in ("run", "graded_at", "case_id"))
+# the exchange's columns a CaseRow takes after the grade's (`_with_exchanges` reads them alone)
+_EXCHANGE = (
+    "e.input_tokens, e.output_tokens, e.ttfb_ms, e.decode_tps, e.finish_reason, {session}, "
+    "o.names, e.cached_input_tokens, e.scheme, e.host, e.port, e.path, e.latency_ms, "
+    "epoch_us(e.started_at), coalesce(e.model_returned, e.model_requested)"
+)
+_NAMES = "SELECT exchange_id, list(name ORDER BY position) AS names FROM tools_offered"
 
 
-def _latest_by_case(rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
-    """Of each (run, case id), the row graded last (a NULL time oldest), by case id (NULL
-    last), then run: the window and ORDER BY in SQL made DuckDB hand the rows over in 1.6-3.0 s
-    instead of 0.8-2.1 s (90,818 cases)."""
+def _joined(r: Reader, runs: list[str]) -> list[tuple[Any, ...]]:
+    """Every grade of `runs` (re-grades too) with its exchange's columns, through DuckDB."""
+    cols = ", ".join(f"g.{c}" for c in GRADE_COLUMNS)
+    exchange = _EXCHANGE.format(session="coalesce(g.session_id, e.session_id)")
+    return r.rows(
+        f"SELECT {cols}, e.exchange_id IS NOT NULL, {exchange} "
+        f"FROM {grades_of(r, runs)} g LEFT JOIN exchanges e USING (exchange_id) "
+        f"LEFT JOIN ({_NAMES} GROUP BY exchange_id) o USING (exchange_id) "
+        f"WHERE {in_ids('g.run', 'runs')}",
+        {"runs": runs},
+    )
+
+
+_RUN, _AT, _CASE, _EXCHANGE_ID, _SESSION = (
+    GRADE_COLUMNS.index(c) for c in ("run", "graded_at", "case_id", "exchange_id", "session_id")
+)
+
+
+def _with_exchanges(r: Reader, rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    """Grade rows (each its case's latest) with their exchange's columns as `_joined` gives
+    them, the exchanges read in one query."""
+    ids = list({row[_EXCHANGE_ID] for row in rows if row[_EXCHANGE_ID] is not None})
+    where = r.id_table("reported_ids", ids)
+    found = r.rows(
+        f"SELECT e.exchange_id, {_EXCHANGE.format(session='e.session_id')} FROM exchanges e "
+        f"LEFT JOIN ({_NAMES} WHERE exchange_id {where} GROUP BY exchange_id) o "
+        f"USING (exchange_id) WHERE e.exchange_id {where}"
+    )
+    by_id = {x[0]: x for x in found}
+    unknown = (None,) * 16  # no exchange: its id and the 15 columns of `_EXCHANGE`
+    joined = []
+    for row in rows:
+        x = by_id.get(row[_EXCHANGE_ID], unknown)
+        session = row[_SESSION] if row[_SESSION] is not None else x[6]
+        joined.append((*row, x[0] is not None, *x[1:6], session, *x[7:]))
+    return joined
+
+
+def _latest_of_each(rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    """Of each (run, case id), the row graded last (a NULL time oldest): the window in SQL
+    made DuckDB hand the rows over in 1.6-3.0 s instead of 0.8-2.1 s (90,818 cases)."""
     latest: dict[tuple[Any, Any], tuple[Any, ...]] = {}
     for row in rows:
         key = (row[_RUN], row[_CASE])
         held = latest.get(key)
         if held is None or (row[_AT] is not None and (held[_AT] is None or row[_AT] > held[_AT])):
             latest[key] = row
-    return sorted(latest.values(), key=_case_order)
+    return list(latest.values())
 
 
 def _case_order(row: tuple[Any, ...]) -> tuple[bool, str, str]:
+    """By case id (NULL last), then run."""
     return row[_CASE] is None, row[_CASE] or "", row[_RUN]
 
 
@@ -351,24 +272,20 @@ def transcripts(
     return messages, calls
 
 
-def label_counts(r: Reader, run: str) -> list[tuple[str, int]]:
-    """(label, cases) over each case's latest grade in `run`, most frequent first
-    (`passed` and `not_graded` count as labels of their own): by the run's summary while it
-    stands for the run (`gradewrites`), else from its grades."""
-    standing, _ = _standing(r)
-    if run in standing:
-        counted = standing[run]["outcomes"].items()
-        return sorted(((str(k), int(n)) for k, n in counted), key=lambda kn: (-kn[1], kn[0]))
-    return r.rows(
-        "SELECT CASE WHEN passed THEN 'passed' WHEN label IS NULL THEN 'not_graded' "
-        f"ELSE label END AS l, count(*) FROM ({_latest_of(r, run)}) GROUP BY l "
-        "ORDER BY 2 DESC, 1",
-        {"run": run},
-    )
-
-
 def cases_with_label(r: Reader, run: str, label: str, limit: int = 1_000) -> list[FailureRow]:
-    """The cases whose latest grade in `run` earned `label`, by case id (up to `limit`)."""
+    """The cases whose latest grade in `run` earned `label`, by case id (up to `limit`): of
+    a run whose summary stands for it, the lines of its file that hold the label, parsed
+    (`gradefile.label_needle`; its JSON columns decoded), while they are as many as its
+    summary counts; else through DuckDB (its JSON columns as text)."""
+    standing, _ = standing_runs(r)
+    if run in standing and label not in ("passed", "not_graded"):
+        path, summary = standing[run]
+        found = gradefile.read_rows(path, run, gradefile.label_needle(label))
+        if found is not None:
+            hits = [row for row in found if row[_LABEL] == label]
+            if len(hits) == summary["outcomes"].get(label, 0):
+                return [FailureRow._make(row[i] for i in _FAILURE) for row in
+                        sorted(hits, key=_case_order)[:limit]]  # fmt: skip
     return r.typed(
         FailureRow,
         "SELECT case_id, exchange_id, session_id, model, label, reason, calls, "
@@ -376,6 +293,10 @@ def cases_with_label(r: Reader, run: str, label: str, limit: int = 1_000) -> lis
         "ORDER BY case_id LIMIT $limit",
         {"run": run, "label": label, "limit": limit},
     )
+
+
+_LABEL = GRADE_COLUMNS.index("label")
+_FAILURE = [GRADE_COLUMNS.index(c) for c in FailureRow._fields]  # a FailureRow's columns
 
 
 def _latest_of(r: Reader, run: str) -> str:
