@@ -17,6 +17,7 @@ from toolproxy.util.jsonfast import (
     holds_float,
     loads,
     plain_json,
+    pretty_dumps,
 )
 
 json_values = st.recursive(
@@ -129,3 +130,30 @@ def test_canonical_dumps_raises_as_json_does() -> None:
             json_dumps(value)
         with pytest.raises(TypeError):
             canonical_dumps(value)
+
+
+def json_pretty(value: Any) -> str:
+    return json.dumps(value, indent=2, ensure_ascii=False)
+
+
+@given(json_values)
+def test_pretty_dumps_is_the_json_modules_text(value: Any) -> None:
+    assert pretty_dumps(value) == json_pretty(value)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"rate": 0.585, "empty": {}, "none": [], "deep": [[{}], [[]]], "cost": 1234.5},
+        {"edges": [1e-4, -1e-4, 0.0, -0.0, 9999999999999998.0, 1e16, 1e-10, 2.5e300]},
+        {"cost": 2.5e-07, "tiny": 1.5e-05},  # orjson: 2.5e-7, 0.000015
+        {"b": 1, "a": {"\u00e9": 2**64}},  # orjson refuses > 64 bits
+        {"k": "\ud800"},  # a lone surrogate: orjson refuses
+        {1: "int key"},  # json writes 1 as "1"
+        {"nan": float("nan"), "inf": float("inf")},  # json writes NaN, orjson null
+        {"\u2028": '\x7f\x1f\n"\\', "\U0001f600": "é"},
+        [True, False, None, -(2**63)],
+    ],
+)
+def test_values_orjson_writes_its_own_way_are_pretty_dumped_by_json(value: Any) -> None:
+    assert pretty_dumps(value) == json_pretty(value)

@@ -198,8 +198,6 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def _report(args: argparse.Namespace) -> int:
-    import json
-
     from toolproxy.grade import gate
     from toolproxy.grade.rendering import render_terminal, write_outputs
     from toolproxy.grade.report import (
@@ -211,6 +209,7 @@ def _report(args: argparse.Namespace) -> int:
         load_sessions,
         select_runs,
     )
+    from toolproxy.util.jsonfast import pretty_dumps
 
     thresholds = [gate.parse_threshold(t) for t in args.threshold]
     if args.fail_on_regression and not args.baseline:
@@ -228,7 +227,7 @@ def _report(args: argparse.Namespace) -> int:
         report.gallery = load_gallery(args.capture, cases)
     tables = build_tables(report)
     if args.json:
-        print(json.dumps(report.model_dump(mode="json"), indent=2, ensure_ascii=False))
+        print(pretty_dumps(report.model_dump(mode="json")))
     else:
         print(render_terminal(tables, report))
     if args.out:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -19,6 +18,7 @@ from toolproxy.grade.report import (
     Table,
     run_heads,
 )
+from toolproxy.util.jsonfast import pretty_dumps
 
 
 def render_terminal(tables: Sequence[Table], report: Report) -> str:
@@ -86,6 +86,6 @@ def write_outputs(out: Path, report: Report, tables: Sequence[Table]) -> None:
     """report.csv, report.json and report.md under `out`."""
     out.mkdir(parents=True, exist_ok=True)
     (out / "report.csv").write_text(csv_text(report), encoding="utf-8")
-    data = json.dumps(report.model_dump(mode="json"), indent=2, ensure_ascii=False)
+    data = pretty_dumps(report.model_dump(mode="json"))
     (out / "report.json").write_text(data + "\n", encoding="utf-8")
     (out / "report.md").write_text(render_markdown(tables, report), encoding="utf-8")

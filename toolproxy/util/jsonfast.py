@@ -84,6 +84,37 @@ def canonical_dumps(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
+def pretty_dumps(value: Any) -> str:
+    """`json.dumps(value, indent=2, ensure_ascii=False)`, raising as it does, via orjson
+    when that writes the same text: JSON's own values (`plain_json`) whose floats are 0 or
+    between 1e-4 and 1e16 in size (below, orjson writes 1.5e-05 as 0.000015 and 2.5e-07
+    as 2.5e-7). With `indent` the json module encodes in Python: a report of 90,818 cases
+    took 0.52 s, orjson 0.02 s."""
+    if plain_json(value) and _floats_alike(value):
+        try:
+            return orjson.dumps(value, option=orjson.OPT_INDENT_2).decode()
+        except orjson.JSONEncodeError:  # an integer beyond 64 bits, a lone surrogate
+            pass
+    return json.dumps(value, indent=2, ensure_ascii=False)
+
+
+def _floats_alike(value: Any) -> bool:
+    """Does every float in a JSON value read the same in orjson's text as in json's?"""
+    pending: list[Any] = [value]
+    while pending:
+        v = pending.pop()
+        t = type(v)
+        if t is float:
+            size = abs(v)
+            if size != 0.0 and not (1e-4 <= size < 1e16):
+                return False
+        elif t is dict:
+            pending.extend(v.values())
+        elif t is list:
+            pending.extend(v)
+    return True
+
+
 def canonical_sha256(value: Any) -> str:
     """The SHA-256 hex digest of `canonical_dumps(value)` in UTF-8 (a lone surrogate, which
     a schema may carry as an escape, is hashed rather than refused)."""
