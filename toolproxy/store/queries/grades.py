@@ -8,13 +8,12 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, NamedTuple
 
 from toolproxy.store import gradefile
-from toolproxy.store.filters import in_ids, latest_grades_sql
-from toolproxy.store.queries.runs import grades_of, standing_runs
+from toolproxy.store.filters import in_ids
+from toolproxy.store.queries.runs import grades_of, latest_of, standing_runs
 from toolproxy.store.reader import Reader
 from toolproxy.store.rows import ExchangeGradeRow, FailureRow, GradedExchange
-from toolproxy.store.tables import TABLES
 
-GRADE_COLUMNS = list(TABLES["grades"])
+GRADE_COLUMNS = gradefile.COLUMNS  # the `grades` table's, in its order
 
 
 class ObservationRows(NamedTuple):
@@ -289,7 +288,7 @@ def cases_with_label(r: Reader, run: str, label: str, limit: int = 1_000) -> lis
     return r.typed(
         FailureRow,
         "SELECT case_id, exchange_id, session_id, model, label, reason, calls, "
-        f"expected_tools, called_tools FROM ({_latest_of(r, run)}) WHERE label = $label "
+        f"expected_tools, called_tools FROM ({latest_of(r, run)}) WHERE label = $label "
         "ORDER BY case_id LIMIT $limit",
         {"run": run, "label": label, "limit": limit},
     )
@@ -297,8 +296,3 @@ def cases_with_label(r: Reader, run: str, label: str, limit: int = 1_000) -> lis
 
 _LABEL = GRADE_COLUMNS.index("label")
 _FAILURE = [GRADE_COLUMNS.index(c) for c in FailureRow._fields]  # a FailureRow's columns
-
-
-def _latest_of(r: Reader, run: str) -> str:
-    """The latest grade of each case in `run` (parameter `$run`), reading only its files."""
-    return latest_grades_sql("run", grades_of(r, [run]))

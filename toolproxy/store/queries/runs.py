@@ -150,12 +150,12 @@ def label_counts(r: Reader, run: str) -> list[tuple[str, int]]:
         return sorted(((str(k), int(n)) for k, n in counted), key=lambda kn: (-kn[1], kn[0]))
     return r.rows(
         "SELECT CASE WHEN passed THEN 'passed' WHEN label IS NULL THEN 'not_graded' "
-        f"ELSE label END AS l, count(*) FROM ({_latest_of(r, run)}) GROUP BY l "
+        f"ELSE label END AS l, count(*) FROM ({latest_of(r, run)}) GROUP BY l "
         "ORDER BY 2 DESC, 1",
         {"run": run},
     )
 
 
-def _latest_of(r: Reader, run: str) -> str:
+def latest_of(r: Reader, run: str) -> str:
     """The latest grade of each case in `run` (parameter `$run`), reading only its files."""
     return latest_grades_sql("run", grades_of(r, [run]))
