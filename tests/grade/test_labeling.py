@@ -208,6 +208,26 @@ def test_every_labeled_case_says_who_when_how_and_from_which_turn(capture, tmp_p
     assert got == {"a": ("bob", "label --import"), "b": ("carol", "vendor")}
 
 
+def test_one_labeling_stamps_all_its_cases_with_one_reading_of_the_clock(
+    capture, tmp_path, monkeypatch
+):
+    # the time a command labeled; asked once per case, 91,000 imported cases read the
+    # clock 91,000 times (2.2 µs each) and a run crossing a second got two times
+    import toolproxy.grade.labeling as labeling
+
+    ticks = iter(f"2026-11-28T03:00:{s:02d}+00:00" for s in range(60))
+    monkeypatch.setattr(labeling, "now_iso", lambda: next(ticks))
+    out = tmp_path / "c.jsonl"
+    assert label("--capture", capture, "--out", out) == 0
+    labeled = load_cases([out])
+    assert len(labeled) > 1
+    assert {c.provenance.at for c in labeled} == {"2026-11-28T03:00:00+00:00"}
+    assert label("--import", FIXTURES / "good.jsonl", "--out", out) == 0
+    imported = load_cases([out])
+    assert len(imported) > 1
+    assert {c.provenance.at for c in imported} == {"2026-11-28T03:00:01+00:00"}
+
+
 def test_a_call_without_a_name_is_kept_and_noted(tmp_path):
     cap = record(tmp_path / "cap", turn(1, [(None, '{"a": 1}')]))
     (case,) = cases_from_capture(cap, LabelFilters())

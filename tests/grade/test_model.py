@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from toolproxy.grade.model import Case, ExpectedCall, Matcher, Observation, Provenance
@@ -55,6 +57,39 @@ def test_model_copy_changes_the_copy_only():
     copy = case.model_copy(update={"id": "trip#1"})
     assert (copy.id, case.id) == ("trip#1", "trip")
     assert copy.calls is case.calls  # shallow, as pydantic's
+
+
+def every_field_case() -> Case:
+    return Case(
+        id="c", exchange_id="x", wire_format="openai_chat", messages=[{"role": "user"}],
+        tools=[{"name": "t"}], expect="call", calls=[ExpectedCall(tool="t")],
+        order="unordered", extra_calls=2, tags=["a"], notes="n",
+        provenance=Provenance(by="me", at="2026-11-28T03:00:00+00:00", via="label"),
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "update",
+    [
+        None,
+        {},
+        {"id": "d"},
+        {"provenance": None, "notes": None},
+        {"calls": [], "extra_calls": "forbid"},
+    ],
+)
+def test_a_case_copy_is_what_dataclasses_replace_gives(update):
+    case = every_field_case()
+    copy = case.model_copy(update=update)
+    made = dataclasses.replace(case, **(update or {}))
+    assert copy == made and copy is not case
+    for name in (f.name for f in dataclasses.fields(Case)):  # shallow, as pydantic's
+        assert getattr(copy, name) is getattr(made, name)
+
+
+def test_a_case_copy_refuses_a_field_the_case_lacks_as_replace_does():
+    with pytest.raises(TypeError):
+        every_field_case().model_copy(update={"id": "d", "colour": "red"})
 
 
 def test_records_take_keywords_and_no_unknown_attributes():

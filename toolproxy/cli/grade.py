@@ -33,7 +33,7 @@ def _label(args: argparse.Namespace) -> int:
         LabelFilters,
         cases_from_capture,
         reviewer,
-        stamped,
+        stamped_all,
         write_cases,
     )
 
@@ -47,7 +47,7 @@ def _label(args: argparse.Namespace) -> int:
         raise UserError("--stratify goes with --sample N")
     if args.import_file is not None:
         by = reviewer(args.by)
-        cases = [stamped(c, by, "label --import") for c in load_cases([args.import_file])]
+        cases = stamped_all(load_cases([args.import_file]), by, "label --import")
         source = f"imported from {args.import_file}"
         nothing = f"{args.import_file} holds no cases"
     else:

@@ -138,7 +138,15 @@ def stamped(case: Case, by: str | None, via: str, at: str | None = None) -> Case
     return case.model_copy(update={"provenance": prov})
 
 
-def _case(row: dict[str, Any], by: str | None = None, via: str = "label") -> Case:
+def stamped_all(cases: Sequence[Case], by: str | None, via: str) -> list[Case]:
+    """Each case `stamped`, all at one time: when the command labeled them."""
+    at = now_iso()
+    return [stamped(case, by, via, at) for case in cases]
+
+
+def _case(
+    row: dict[str, Any], by: str | None = None, via: str = "label", at: str | None = None
+) -> Case:
     started = row["started_at"].astimezone(UTC).isoformat(timespec="seconds")
     notes = [f"labeled from session {row['session_id']}, model {row['model']}, {started}"]
     calls = [_expected_call(c, notes) for c in row["calls"] or []]
@@ -152,7 +160,7 @@ def _case(row: dict[str, Any], by: str | None = None, via: str = "label") -> Cas
         notes="\n".join(notes),
         provenance=Provenance(
             by=by,
-            at=now_iso(),
+            at=at or now_iso(),
             via=via,
             exchange_id=row["exchange_id"],
             session_id=row["session_id"],
@@ -206,8 +214,9 @@ def cases_from_capture(capture: Path, filters: LabelFilters, by: str | None = No
         rows = sample(rows, filters.sample, filters.seed, key)
     cases: list[Case] = []
     taken: dict[str, str] = {}  # case id -> exchange id
+    at = now_iso()  # when this command labeled them
     for row in rows:
-        case = _case(row, by, via)
+        case = _case(row, by, via, at)
         if case.id in taken:  # two exchange ids share their first characters
             case = case.model_copy(
                 update={"id": f"{case.id.rsplit('-', 1)[0]}-{row['exchange_id']}"}
