@@ -17,8 +17,6 @@ from toolproxy.replay.loop import (
     Pace,
     TokenBucket,
     added_messages,
-    describe_divergence,
-    pair_calls,
     recorded_answers,
     run_cell,
     wants_stream,
@@ -339,26 +337,6 @@ async def test_a_case_has_no_recorded_reply_to_diverge_from(scripted_upstream):
 
 
 # --- pure parts ------------------------------------------------------------------------
-
-
-def test_pair_calls_is_order_insensitive_and_by_value():
-    a, b = rc("f", x=1), rc("g", y=[1, {"z": 2}])
-    assert pair_calls([a, b], [rc("g", y=[1, {"z": 2.0}]), rc("f", x=1.0)]) == [1, 0]
-    assert pair_calls([a, b], [a, a]) is None
-    assert pair_calls([a], [a, b]) is None
-    assert pair_calls([rc("f", x=True)], [rc("f", x=1)]) is None
-    raw = ToolCall(name="f", arguments_raw="{bad")
-    assert pair_calls([raw], [ToolCall(name="f", arguments_raw="{bad")]) == [0]
-
-
-def test_describe_divergence_for_several_calls_names_the_call():
-    got = describe_divergence([rc("f", x=1), rc("g", y=2)], [rc("f", x=1), rc("g", y=3, z=1)], None)
-    assert got == "call 2: arguments differ: y 3 vs 2; extra z 1"
-    assert describe_divergence([rc("f")], [], None) == "answered nothing instead of calling f"
-    missing = describe_divergence([rc("f", a=1, b=2)], [rc("f")], None)
-    assert missing == "arguments differ: no a (recorded 1); no b (recorded 2)"
-    many = describe_divergence([rc("f", a=1, b=1, c=1, d=1)], [rc("f")], None)
-    assert many.endswith("; 1 more")
 
 
 def test_added_messages_and_recorded_answers_from_the_next_step():
