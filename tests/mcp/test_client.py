@@ -16,8 +16,6 @@ from tests.mcp_servers.launch import free_port, remote_servers
 from tests.paths import TESTS
 from toolproxy.mcp import client as mcpclient
 from toolproxy.mcp.client import (
-    Failure,
-    Listing,
     describe_error,
     fetch_all,
     fetch_many,
@@ -25,6 +23,7 @@ from toolproxy.mcp.client import (
     quiet_sdk_logs,
 )
 from toolproxy.mcp.config import ServerSpec
+from toolproxy.mcp.outcomes import Failure, Listing
 
 PAGED = str(TESTS / "mcp_servers" / "paged.py")
 WEATHER = str(TESTS / "mcp_servers" / "weather.py")

@@ -16,8 +16,8 @@ from tests.paths import REPO
 from toolproxy import store
 from toolproxy.cli.main import main
 from toolproxy.errors import UserError
-from toolproxy.mcp.client import Listing
 from toolproxy.mcp.config import ServerSpec
+from toolproxy.mcp.outcomes import Listing
 from toolproxy.mcp.pull import (
     ServerResult,
     build_rows,

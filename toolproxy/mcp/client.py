@@ -2,8 +2,9 @@
 
 ``fetch_all`` starts or connects to each server (stdio, streamable HTTP or SSE), initializes,
 pages through ``tools/list`` and hands back what the server said, or a ``Failure`` that says
-what went wrong in words a user can act on. Failures are values: one bad server never stops
-the others. Each server has one deadline covering start, initialize and listing.
+what went wrong in words a user can act on (both in ``mcp.outcomes``). Failures are values:
+one bad server never stops the others. Each server has one deadline covering start,
+initialize and listing.
 
 ``Session`` keeps one server open for many ``tools/call`` requests (replay's live tools),
 usable from any task; ``call_tool`` is the one-shot form. A call's outcome is
@@ -23,7 +24,7 @@ import os
 import tempfile
 from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, TextIO, cast
 
@@ -36,12 +37,11 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.types import CallToolResult
 
 from toolproxy.mcp.config import ServerSpec, mask
+from toolproxy.mcp.outcomes import Failure, Listing, http_failure, stderr_tail, with_stderr
 
 # Grace after a successful listing for the server to shut down; it never turns success into
 # failure (the result is already in hand).
 SHUTDOWN_S = 5.0
-STDERR_LINES = 15
-STDERR_CHARS = 2000
 MAX_PAGES = 1000
 # What writing to or reading from a stdio server that has exited raises.
 _PIPE_ERRORS = (
@@ -51,30 +51,6 @@ _PIPE_ERRORS = (
     ConnectionResetError,
     EOFError,
 )
-
-
-@dataclass(frozen=True)
-class Listing:
-    """What one server said: its identity and its tools, as sent (JSON, MCP field names)."""
-
-    server_name: str | None
-    server_version: str | None
-    protocol_version: str | None
-    tools: list[dict[str, Any]] = field(default_factory=list)
-
-
-@dataclass(frozen=True)
-class Failure:
-    """Why a server could not be pulled.
-
-    ``kind`` is a stable label: config, not_found, cannot_start, crashed, timeout,
-    unauthorized, forbidden, http_error, connect, protocol (and invalid_schema, which
-    ``pull`` gives a listing it cannot store).
-    ``message`` has every secret of the server's config masked.
-    """
-
-    kind: str
-    message: str
 
 
 @dataclass
@@ -94,15 +70,6 @@ def _leaves(exc: BaseException) -> list[BaseException]:
     return [exc]
 
 
-def _stderr_tail(errlog: TextIO | None) -> str:
-    if errlog is None:
-        return ""
-    errlog.flush()
-    errlog.seek(0)
-    lines = errlog.read().strip().splitlines()[-STDERR_LINES:]
-    return "\n".join(lines)[-STDERR_CHARS:]
-
-
 def describe_error(exc: BaseException, spec: ServerSpec, stage: str, timeout: float) -> Failure:
     """The failure for an exception the SDK (or the OS) raised while pulling ``spec``."""
     # The first real cause, not the cancellations it set off in sibling tasks.
@@ -114,7 +81,7 @@ def describe_error(exc: BaseException, spec: ServerSpec, stage: str, timeout: fl
     if isinstance(leaf, OSError) and spec.transport == "stdio" and stage == "starting the server":
         return Failure("cannot_start", f"cannot run {spec.command}: {leaf.strerror or leaf}")
     if isinstance(leaf, httpx.HTTPStatusError):
-        return _http_failure(leaf.response)
+        return http_failure(leaf.response)
     if isinstance(leaf, httpx.ConnectError | httpx.ConnectTimeout):
         return Failure("connect", f"cannot connect to the server ({leaf or type(leaf).__name__})")
     if isinstance(leaf, _PagingError):
@@ -128,20 +95,6 @@ def describe_error(exc: BaseException, spec: ServerSpec, stage: str, timeout: fl
     if isinstance(leaf, McpError):
         return Failure("protocol", f"the server answered with an error while {stage}: {leaf}")
     return Failure("protocol", f"{type(leaf).__name__} while {stage}: {leaf}")
-
-
-def _http_failure(response: httpx.Response) -> Failure:
-    code = response.status_code
-    status = f"HTTP {code} {response.reason_phrase}".rstrip()
-    if code in (401, 403):
-        scheme = response.headers.get("www-authenticate", "").split(" ")[0]
-        asks = f"; it asks for {scheme} authentication" if scheme else ""
-        return Failure(
-            "unauthorized" if code == 401 else "forbidden",
-            f"{status}: the server refused the credentials{asks}. Set the Authorization "
-            "header in the config's 'headers' (or --header 'Authorization: Bearer ...')",
-        )
-    return Failure("http_error", f"{status} from the server")
 
 
 @asynccontextmanager
@@ -225,7 +178,7 @@ async def fetch_tools(spec: ServerSpec, timeout: float) -> Listing | Failure:
     except Exception as exc:  # noqa: BLE001 - every failure becomes a value for the report
         error = exc
     finally:
-        tail = _stderr_tail(errlog)
+        tail = stderr_tail(errlog)
         if errlog is not None:
             errlog.close()
     if listing is not None:
@@ -246,12 +199,7 @@ def _final_failure(
         failure = describe_error(TimeoutError(), spec, stage, timeout)
     else:
         failure = describe_error(error, spec, stage, timeout)
-    message = failure.message
-    if tail and failure.kind not in ("not_found", "cannot_start"):
-        message += f"; its stderr ends:\n{tail}"
-    elif failure.kind == "crashed":
-        message += " (it wrote nothing to stderr)"
-    return Failure(failure.kind, mask(message, spec.secrets))
+    return with_stderr(failure, tail, spec.secrets)
 
 
 @contextmanager
@@ -387,7 +335,7 @@ class Session:
         except Exception as exc:  # noqa: BLE001 - every failure becomes a value
             error = exc
         finally:
-            tail = _stderr_tail(errlog)
+            tail = stderr_tail(errlog)
             if errlog is not None:
                 errlog.close()
             self._session = None

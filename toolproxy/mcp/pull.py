@@ -34,7 +34,6 @@ from toolproxy.errors import UserError
 from toolproxy.mcp import client as mcpclient
 from toolproxy.mcp import snapshot
 from toolproxy.mcp.adhoc import adhoc_specs
-from toolproxy.mcp.client import Failure, Listing
 from toolproxy.mcp.config import (
     Context,
     ServerSpec,
@@ -42,6 +41,7 @@ from toolproxy.mcp.config import (
     parse_config,
     parse_dotenv,
 )
+from toolproxy.mcp.outcomes import Failure, Listing
 from toolproxy.records import McpTool, schema_hash
 from toolproxy.store.segments import SegmentWriter
 from toolproxy.util.table import format_table
@@ -63,7 +63,7 @@ class ServerResult:
     server_name: str | None = None
     server_version: str | None = None
     protocol_version: str | None = None
-    error_kind: str | None = None  # mcpclient.Failure's kinds, plus "snapshot"
+    error_kind: str | None = None  # outcomes.Failure's kinds, plus "snapshot"
     error: str | None = None
 
 

@@ -22,6 +22,7 @@ from typing import Any
 
 from toolproxy.mcp import client as mcpclient
 from toolproxy.mcp.config import ServerSpec
+from toolproxy.mcp.outcomes import Failure
 from toolproxy.replay.engine import LiveResult
 from toolproxy.wire.toolnames import match_tool
 
@@ -86,7 +87,7 @@ class McpLiveTools:
         if hit[0] not in self.specs:
             return self._refuse(name, f"no MCP config names server {hit[0]}")
         outcome = await self._session(hit[0]).call(hit[1], arguments)
-        if isinstance(outcome, mcpclient.Failure):
+        if isinstance(outcome, Failure):
             return self._refuse(name, f"{hit[0]}: {outcome.kind}: {outcome.message}")
         content, is_error = outcome
         return LiveResult(content=content, is_error=is_error)
