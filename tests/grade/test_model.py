@@ -62,7 +62,7 @@ def test_model_copy_changes_the_copy_only():
 def every_field_case() -> Case:
     return Case(
         id="c", exchange_id="x", wire_format="openai_chat", messages=[{"role": "user"}],
-        tools=[{"name": "t"}], expect="call", calls=[ExpectedCall(tool="t")],
+        tools=[{"name": "t"}], expect="output", calls=[ExpectedCall(tool="t")],
         order="unordered", extra_calls=2, tags=["a"], notes="n",
         provenance=Provenance(by="me", at="2026-11-28T03:00:00+00:00", via="label"),
     )  # fmt: skip
@@ -80,6 +80,9 @@ def every_field_case() -> Case:
 )
 def test_a_case_copy_is_what_dataclasses_replace_gives(update):
     case = every_field_case()
+    for f in dataclasses.fields(Case):  # a field added to Case and not to its copy shows here
+        default = f.default if f.default_factory is dataclasses.MISSING else f.default_factory()
+        assert getattr(case, f.name) != default, f"every_field_case leaves {f.name} as default"
     copy = case.model_copy(update=update)
     made = dataclasses.replace(case, **(update or {}))
     assert copy == made and copy is not case
