@@ -120,12 +120,16 @@ def latest_grades(r: Reader, runs: list[str]) -> list[CaseRow]:
     ]
 
 
-# the exchange's columns a CaseRow takes after the grade's (`_with_exchanges` reads them alone)
-_EXCHANGE = (
-    "e.input_tokens, e.output_tokens, e.ttfb_ms, e.decode_tps, e.finish_reason, {session}, "
-    "o.names, e.cached_input_tokens, e.scheme, e.host, e.port, e.path, e.latency_ms, "
-    "epoch_us(e.started_at), coalesce(e.model_returned, e.model_requested)"
-)
+# the exchange's columns a CaseRow takes after the grade's (`_with_exchanges` reads them
+# alone); `_SESSION_SLOT` stands for the session's column, which the grade's own may override
+_SESSION_SLOT = "{session}"
+_EXCHANGE_COLUMNS = (
+    "e.input_tokens", "e.output_tokens", "e.ttfb_ms", "e.decode_tps", "e.finish_reason",
+    _SESSION_SLOT, "o.names", "e.cached_input_tokens", "e.scheme", "e.host", "e.port", "e.path",
+    "e.latency_ms", "epoch_us(e.started_at)", "coalesce(e.model_returned, e.model_requested)",
+)  # fmt: skip
+_EXCHANGE = ", ".join(_EXCHANGE_COLUMNS)
+_AT_SESSION = 1 + _EXCHANGE_COLUMNS.index(_SESSION_SLOT)  # in a row of `_with_exchanges`' query
 _NAMES = "SELECT exchange_id, list(name ORDER BY position) AS names FROM tools_offered"
 
 
@@ -158,12 +162,12 @@ def _with_exchanges(r: Reader, rows: list[tuple[Any, ...]]) -> list[tuple[Any, .
         f"USING (exchange_id) WHERE e.exchange_id {where}"
     )
     by_id = {x[0]: x for x in found}
-    unknown = (None,) * 16  # no exchange: its id and the 15 columns of `_EXCHANGE`
+    unknown = (None,) * (1 + len(_EXCHANGE_COLUMNS))  # no exchange: its id and columns
     joined = []
     for row in rows:
         x = by_id.get(row[_EXCHANGE_ID], unknown)
-        session = row[_SESSION] if row[_SESSION] is not None else x[6]
-        joined.append((*row, x[0] is not None, *x[1:6], session, *x[7:]))
+        session = row[_SESSION] if row[_SESSION] is not None else x[_AT_SESSION]
+        joined.append((*row, x[0] is not None, *x[1:_AT_SESSION], session, *x[_AT_SESSION + 1 :]))
     return joined
 
 
