@@ -58,6 +58,20 @@ def test_object_of_checks_required_properties_and_extras() -> None:
     assert object_of(checks, (), always)({"extra": 1})
     assert not closed(OrderedDict(city="Oslo"))  # a dict subclass: jsonschema decides
     assert closed("not an object")  # properties say nothing of other types
+    strict = object_of(checks, ("city",), never, strict=True)  # with "type": "object"
+    assert strict({"city": "Oslo"}) and not strict("not an object") and not strict([])
+    assert not strict(OrderedDict(city="Oslo"))
+
+
+def test_object_of_compares_exact_types_as_their_tests_do() -> None:
+    """A property under an exact type test (string, boolean, object, array) is checked by
+    comparing types: bool is no integer, a dict subclass no object, as the tests say."""
+    names = ("string", "boolean", "object", "array", "integer", "number", "null")
+    values = ["a", True, 1, 1.0, 2.5, None, {}, [], OrderedDict(), type("L", (list,), {})()]
+    for name in names:
+        accept = object_of({"p": TYPE_TESTS[name]}, (), always)
+        for value in values:
+            assert accept({"p": value}) is TYPE_TESTS[name](value), (name, value)
 
 
 def test_items_of_checks_every_item_of_a_list() -> None:

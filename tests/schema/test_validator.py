@@ -224,3 +224,40 @@ def test_date_time_fields_are_read_as_datetime_reads_them():
                 for t in ("T", "t"):
                     value = f"{date}{t}{time}{zone}"
                     assert is_date_time(value) is _date_time_by_datetime(value), value
+
+
+_BEFORE = re.compile(
+    r"^(\d{4})-(\d\d)-(\d\d)[Tt](\d\d):(\d\d):(\d\d)(?:\.\d+)?(?:[Zz]|([+-])(\d\d):(\d\d))$",
+    re.ASCII,
+)
+
+
+def _date_time_before(value: str) -> bool:
+    """`is_date_time` as it read the fields through the pattern's groups (`match`, so `$`
+    also matched before one final newline): the verdicts the group-free one must keep."""
+    m = _BEFORE.match(value)
+    if m is None:
+        return False
+    if value[11:13] > "23" or value[14:16] > "59" or value[17:19] > "60":
+        return False
+    day = value[5:10]
+    if day not in compiling._MONTH_DAYS or value[0:4] == "0000":
+        return False
+    if day == "02-29" and not compiling._leap(int(value[0:4])):
+        return False
+    return m[7] is None or (m[8] <= "23" and m[9] <= "59")
+
+
+def test_date_time_keeps_the_verdicts_it_read_through_groups():
+    """Fractions, offsets at and past their edges, a final newline (one matches, as `$`
+    reads it; two do not), other whitespace, digits outside ASCII, cut and padded texts."""
+    stems = ["2024-02-29T23:59:60", "2023-02-29T10:00:00", "0001-01-01t00:00:00"]
+    tails = [
+        "Z", "z", ".5Z", ".123456+05:30", "+23:59", "-24:00", "+05:60", "+0530", "", "Z ",
+        "Z\n", "Z\n\n", "+01:00\n", "\nZ", "ZZ", ".Z", "+01:00:00",
+    ]  # fmt: skip
+    values = [s + t for s in stems for t in tails]
+    values += [v[:n] for v in values[:12] for n in range(len(v))]  # every prefix
+    values += [" " + values[0], "２０２４-02-29T23:59:59Z", "2024-02-29T23:59:59Z\r", "\n"]
+    for value in values:
+        assert is_date_time(value) is _date_time_before(value), repr(value)

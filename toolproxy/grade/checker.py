@@ -66,6 +66,7 @@ ServerTool = tuple[str, str, Any]
 
 EXTRA: Final = "extra call to an expected tool"
 INCOMPLETE_FINISH: Final = frozenset({"length", "max_tokens", "max_output_tokens", "incomplete"})
+_ABSENT: Final = object()  # no such argument (None is a value)
 
 
 def make_grader(judge: Judge | None = None, server_tools: Sequence[ServerTool] = ()) -> Grader:
@@ -84,17 +85,23 @@ def offered_tools(tools: Any) -> dict[str, Any]:
     `resolve_schema`), from `{name, parameters}` dicts or any of the wire shapes
     (`{"type": "function", "function": {...}}`, `input_schema`)."""
     found: dict[str, Any] = {}
-    for tool in tools if isinstance(tools, list) else []:
-        spec = tool.get("function") if isinstance(tool, dict) else None
-        spec = spec if isinstance(spec, dict) else tool
-        name = spec.get("name") if isinstance(spec, dict) else None
+    if not isinstance(tools, list):
+        return found
+    for tool in tools:
+        if not isinstance(tool, dict):
+            continue
+        spec: dict[Any, Any] = tool  # typed: mypyc reads it with dict calls, not methods
+        inner = spec.get("function")
+        if isinstance(inner, dict):
+            spec = inner
+        name = spec.get("name")
         if isinstance(name, str) and name not in found:
-            parameters = None
-            for key in ("parameters", "input_schema", "inputSchema"):
-                if key in spec:
-                    parameters = spec[key]
-                    break
-            found[name] = parameters
+            if "parameters" in spec:  # the keys in turn (a loop over them built a tuple)
+                found[name] = spec["parameters"]
+            elif "input_schema" in spec:
+                found[name] = spec["input_schema"]
+            else:
+                found[name] = spec.get("inputSchema")
     return found
 
 
@@ -104,9 +111,10 @@ def grade_case(
     judge: Judge | None = None,
     server_tools: Sequence[ServerTool] = (),
     *,
-    compiler: Compiler = compile_schema,
+    compiler: Compiler | None = None,
 ) -> CaseGrade:
-    """Grade one case. Never raises on any observation; `compiler` is for benchmarks."""
+    """Grade one case. Never raises on any observation; `compiler` (`compile_schema` when
+    None, called directly rather than through a function object) is for benchmarks."""
     observed = views(observation.calls)
     base = CaseGrade(
         case_id=case.id,
@@ -133,12 +141,12 @@ def grade_case(
         )
     incomplete = not observation.complete or observation.finish_reason in INCOMPLETE_FINISH
     grades = []
-    allowed = _extras_allowed(case)
+    allowed: float | None = None  # extra calls the case allows: counted down when one comes
     for e, o, _ in pairs:
         if o is None:
             continue
         if e is None and case.calls:
-            allowed -= 1
+            allowed = (_extras_allowed(case) if allowed is None else allowed) - 1
             grades.append(_extra_call(o, case) if allowed < 0 else _selection(None, o, None, EXTRA))
             continue
         grades.append(_grade_call(e, o, tools, server_tools, judge, incomplete, compiler))
@@ -151,7 +159,7 @@ def _leaked(
     observation: Observation,
     judge: Judge | None,
     server_tools: Sequence[ServerTool],
-    compiler: Compiler,
+    compiler: Compiler | None,
 ) -> CaseGrade:
     """A no_call whose text holds calls (`wire.leaked`) keeps its label; the format is
     noted, and the calls graded as if the server had emitted them (`leaked_label`)."""
@@ -243,7 +251,7 @@ def _grade_call(
     server_tools: Sequence[ServerTool],
     judge: Judge | None,
     incomplete: bool,
-    compiler: Compiler,
+    compiler: Compiler | None,
 ) -> CallGrade:
     resolved = resolve_schema(o.name, tools, server_tools)
     grade = CallGrade(
@@ -261,7 +269,8 @@ def _grade_call(
     flagged: Flagged = {}
     schema_labels: list[Label] = []
     if resolved.schema is not None:
-        compiled = compiler(resolved.schema)
+        schema = resolved.schema
+        compiled = compile_schema(schema) if compiler is None else compiler(schema)
         if compiled.accepts(args):
             pass  # certainly valid: nothing for the schema stage to say
         elif not compiled.usable:
@@ -301,8 +310,10 @@ def _match_args(
     found: list[ArgGrade] = []
     if e is None:
         return found
+    present = 0  # expected arguments the call gave: all of its arguments when it has no other
     for name, m in e.args.items():
-        if name not in args:
+        value = args.get(name, _ABSENT)
+        if value is _ABSENT:
             if m.optional:
                 found.append(ArgGrade(name=name, bucket="ok", detail="optional, absent"))
             else:
@@ -310,11 +321,12 @@ def _match_args(
                 found.append(grade)
                 failed.append(("missing_required", grade))
             continue
-        label, grade = _match_one(name, m, args[name], judge, failed_before)
+        present += 1
+        label, grade = _match_one(name, m, value, judge, failed_before)
         found.append(grade)
         if label is not None:
             failed.append((label, grade))
-    if not e.allow_extra_args:
+    if not e.allow_extra_args and present < len(args):
         for name in args:
             if name not in e.args:
                 grade = ArgGrade(name=name, bucket="hallucinated", detail="not in the expectation")

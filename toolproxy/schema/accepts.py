@@ -81,18 +81,37 @@ def sized(kind: type, sign: int, limit: int) -> Accept:
     return lambda v: type(v) is not kind or len(v) <= limit  # type: ignore[arg-type]
 
 
-def object_of(checks: dict[str, Accept], needed: tuple[str, ...], extra: Accept) -> Accept:
+# the type tests that are one exact type: a property under one of them is checked in
+# `object_of`'s loop by comparing types, without calling the test
+EXACT_TYPES: Final[dict[int, type]] = {
+    id(TYPE_TESTS["string"]): str,
+    id(TYPE_TESTS["boolean"]): bool,
+    id(TYPE_TESTS["object"]): dict,
+    id(TYPE_TESTS["array"]): list,
+}
+
+
+def object_of(
+    checks: dict[str, Accept], needed: tuple[str, ...], extra: Accept, strict: bool = False
+) -> Accept:
+    """`properties`, `required` and `additionalProperties` at once; `strict`: with
+    `"type": "object"` too (anything but a plain dict fails), one test where two were."""
     passes = always  # a closure's own: no module lookup per property
+    # name -> its accept, or the exact type (str, bool, dict, list) its test asks for
+    plan: dict[str, Any] = {name: EXACT_TYPES.get(id(c), c) for name, c in checks.items()}
 
     def accept(v: Any) -> bool:
         if type(v) is not dict:
-            return not isinstance(v, dict)  # a dict subclass: let jsonschema decide
-        for name in needed:
+            return False if strict else not isinstance(v, dict)  # a dict subclass: let
+        for name in needed:  # jsonschema decide
             if name not in v:
                 return False
         for name, value in v.items():
-            check = checks.get(name, extra)
-            if check is not passes and not check(value):
+            check = plan.get(name, extra)
+            if type(check) is type:
+                if type(value) is not check:
+                    return False
+            elif check is not passes and not check(value):
                 return False
         return True
 

@@ -160,9 +160,12 @@ class _Compiler:
                 return test
         checks: list[Accept] = []
         choices = shaped = bounded = False
+        # "type": "object" with properties: one strict object test for both keywords
+        strict = kind == "object" and not _OBJECT_KEYS.isdisjoint(schema)
         for key, value in schema.items():
             if key == "type":
-                checks.append(_type(value))
+                if not strict:
+                    checks.append(_type(value))
             elif key in ANNOTATIONS:
                 if not ANNOTATIONS[key](value):
                     raise _Outside
@@ -193,7 +196,7 @@ class _Compiler:
         if choices:
             checks.append(_choices(schema))
         if shaped:
-            checks.append(self.object(schema, depth))
+            checks.append(self.object(schema, depth, strict))
         if bounded:
             _bounds(schema, checks)
         return all_of(checks)
@@ -222,7 +225,7 @@ class _Compiler:
         self.compiling.discard(name)
         return self.defs[name]
 
-    def object(self, schema: dict[str, Any], depth: int) -> Accept:
+    def object(self, schema: dict[str, Any], depth: int, strict: bool) -> Accept:
         props = schema.get("properties", {})
         required = schema.get("required", [])
         if type(props) is not dict or type(required) is not list:
@@ -238,7 +241,7 @@ class _Compiler:
         extra: Accept = always
         if "additionalProperties" in schema:
             extra = self.node(schema["additionalProperties"], depth + 1)
-        return object_of(checks, tuple(required), extra)
+        return object_of(checks, tuple(required), extra, strict)
 
 
 def _plain_leaf(schema: dict[str, Any]) -> bool:

@@ -25,10 +25,10 @@ from collections.abc import Callable, Iterator
 from typing import Any, Final
 
 import jsonschema
-from jsonschema._utils import equal, extras_msg, find_additional_properties
+from jsonschema._utils import equal, extras_msg
 from jsonschema.exceptions import FormatError, ValidationError
 
-from toolproxy.schema.accepts import TYPE_TESTS, Accept
+from toolproxy.schema.accepts import TYPE_TESTS, Accept, is_number
 from toolproxy.schema.quick import Parts
 
 TYPES: Final = jsonschema.Draft202012Validator.TYPE_CHECKER
@@ -137,11 +137,28 @@ class _Walk:
             return
         start = len(out)
         for k, v in schema.items():
-            keyword = KEYWORDS.get(k)
-            if keyword is None:
+            code = _CODES.get(k, -1)
+            if code < 0:
                 continue
             mark = len(out)
-            keyword(self, v, instance, schema, out)
+            # the common keywords called directly (a call through the table parses its
+            # five arguments as a Python call does), the rest through the table
+            if code == 0:
+                _type(self, v, instance, schema, out)
+            elif code == 1:
+                _properties(self, v, instance, schema, out)
+            elif code == 2:
+                _required(self, v, instance, schema, out)
+            elif code == 3:
+                _additional(self, v, instance, schema, out)
+            elif code == 4:
+                _items(self, v, instance, schema, out)
+            elif code == 5:
+                _enum(self, v, instance, schema, out)
+            elif code == 6:
+                _format(self, v, instance, schema, out)
+            else:
+                KEYWORDS[k](self, v, instance, schema, out)
             for i in range(mark, len(out)):
                 error = out[i]
                 if error.validator is _UNSET:  # jsonschema's `_set`: the innermost wins
@@ -175,7 +192,7 @@ def _type(walk: _Walk, types: Any, instance: Any, schema: Any, out: Errors) -> N
 
 
 def _properties(walk: _Walk, properties: Any, instance: Any, schema: Any, out: Errors) -> None:
-    if not _is(instance, "object"):
+    if type(instance) is not dict:  # `_is(instance, "object")` for plain JSON
         return
     accepts = walk.parts.get(id(properties))
     for name, subschema in properties.items():
@@ -194,17 +211,22 @@ def _proven(accept: Accept, value: Any) -> bool:
 
 
 def _required(walk: _Walk, required: Any, instance: Any, schema: Any, out: Errors) -> None:
-    if not _is(instance, "object"):
+    if type(instance) is not dict:
         return
-    for name in required:
-        if name not in instance:
+    given: dict[Any, Any] = instance
+    names: list[Any] = required  # a list of strings: `compile_quick` checked it
+    for name in names:
+        if name not in given:
             out.append(QuickError(f"{name!r} is a required property"))
 
 
 def _additional(walk: _Walk, extra: Any, instance: Any, schema: Any, out: Errors) -> None:
-    if not _is(instance, "object"):
+    if type(instance) is not dict:
         return
-    extras = set(find_additional_properties(instance, schema))
+    # jsonschema's `find_additional_properties` (Python) for a schema without
+    # patternProperties (none in a quick schema), as a set as jsonschema walks them
+    named: dict[str, Any] = schema.get("properties", {})
+    extras = {name for name in instance if name not in named}
     if _is(extra, "object"):
         for name in extras:
             walk.descend(instance[name], extra, out, path=name)
@@ -214,7 +236,7 @@ def _additional(walk: _Walk, extra: Any, instance: Any, schema: Any, out: Errors
 
 
 def _items(walk: _Walk, items: Any, instance: Any, schema: Any, out: Errors) -> None:
-    if not _is(instance, "array") or not instance:
+    if type(instance) is not list or not instance:
         return
     if items is False:
         rest = instance if len(instance) != 1 else instance[0]
@@ -242,7 +264,7 @@ Keyword = Callable[[_Walk, Any, Any, Any, Errors], None]
 
 def _bound(test: Callable[[Any, Any], bool], words: str) -> Keyword:
     def keyword(walk: _Walk, bound: Any, instance: Any, schema: Any, out: Errors) -> None:
-        if _is(instance, "number") and test(instance, bound):
+        if is_number(instance) and test(instance, bound):
             out.append(QuickError(f"{instance!r} is {words} {bound!r}"))
 
     return keyword
@@ -257,7 +279,7 @@ def _size(kind: str, test: Callable[[int, int], bool], edge: int, one: str, othe
 
 
 def _pattern(walk: _Walk, pattern: Any, instance: Any, schema: Any, out: Errors) -> None:
-    if _is(instance, "string") and not re.search(pattern, instance):
+    if type(instance) is str and not re.search(pattern, instance):
         out.append(QuickError(f"{instance!r} does not match {pattern!r}"))
 
 
@@ -310,4 +332,9 @@ KEYWORDS: Final[dict[str, Keyword]] = {
     "allOf": _all_of,
     "anyOf": _any_of,
     "$ref": _ref,
+}
+_DIRECT: Final = (_type, _properties, _required, _additional, _items, _enum, _format)
+# keyword -> its place in _DIRECT (what `descend` calls directly), the others after them
+_CODES: Final[dict[str, int]] = {
+    k: _DIRECT.index(f) if f in _DIRECT else len(_DIRECT) for k, f in KEYWORDS.items()
 }
