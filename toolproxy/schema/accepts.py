@@ -101,9 +101,9 @@ def object_of(
     plan: dict[str, Any] = {name: EXACT_TYPES.get(id(c), c) for name, c in checks.items()}
 
     def accept(v: Any) -> bool:
-        if type(v) is not dict:
-            return False if strict else not isinstance(v, dict)  # a dict subclass: let
-        for name in needed:  # jsonschema decide
+        if type(v) is not dict:  # not strict: other types pass, a dict subclass goes
+            return False if strict else not isinstance(v, dict)  # to jsonschema
+        for name in needed:
             if name not in v:
                 return False
         for name, value in v.items():
