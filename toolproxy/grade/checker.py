@@ -51,7 +51,7 @@ from toolproxy.grade.grades import ArgGrade, CallGrade, CaseGrade
 from toolproxy.grade.labels import Label, first_label
 from toolproxy.grade.matchers import Judge, coercions, judge_match, match, matches, show
 from toolproxy.grade.model import Case, ExpectedCall, Matcher, Observation
-from toolproxy.grade.pairing import Pair, ToolNames, pair_calls
+from toolproxy.grade.pairing import ABSENT, Pair, ToolNames, pair_calls
 from toolproxy.grade.parsestage import Call, call_arguments, json_type, views
 from toolproxy.grade.schemastage import Flagged, check_schema
 from toolproxy.schema.compiling import CompiledSchema, compile_schema, resolve_schema
@@ -65,8 +65,8 @@ Compiler = Callable[[Any], CompiledSchema]
 ServerTool = tuple[str, str, Any]
 
 EXTRA: Final = "extra call to an expected tool"
+NO_LIMIT: Final = float("inf")  # parsed once: `float("inf")` per case parsed the text
 INCOMPLETE_FINISH: Final = frozenset({"length", "max_tokens", "max_output_tokens", "incomplete"})
-_ABSENT: Final = object()  # no such argument (None is a value)
 
 
 def make_grader(judge: Judge | None = None, server_tools: Sequence[ServerTool] = ()) -> Grader:
@@ -141,12 +141,12 @@ def grade_case(
         )
     incomplete = not observation.complete or observation.finish_reason in INCOMPLETE_FINISH
     grades = []
-    allowed: float | None = None  # extra calls the case allows: counted down when one comes
+    allowed = _extras_allowed(case)
     for e, o, _ in pairs:
         if o is None:
             continue
         if e is None and case.calls:
-            allowed = (_extras_allowed(case) if allowed is None else allowed) - 1
+            allowed -= 1
             grades.append(_extra_call(o, case) if allowed < 0 else _selection(None, o, None, EXTRA))
             continue
         grades.append(_grade_call(e, o, tools, server_tools, judge, incomplete, compiler))
@@ -177,7 +177,7 @@ def _leaked(
 def _extras_allowed(case: Case) -> float:
     """How many extra calls to expected tools the case allows (`extra_calls`)."""
     if case.extra_calls == "allow":
-        return float("inf")
+        return NO_LIMIT
     return 0 if case.extra_calls == "forbid" else case.extra_calls
 
 
@@ -312,8 +312,8 @@ def _match_args(
         return found
     present = 0  # expected arguments the call gave: all of its arguments when it has no other
     for name, m in e.args.items():
-        value = args.get(name, _ABSENT)
-        if value is _ABSENT:
+        value = args.get(name, ABSENT)
+        if value is ABSENT:
             if m.optional:
                 found.append(ArgGrade(name=name, bucket="ok", detail="optional, absent"))
             else:

@@ -39,7 +39,7 @@ class ToolNames:
 
 
 Pair = tuple[ExpectedCall | None, Call | None, Label | None]
-_ABSENT: Final = object()  # no such argument (None is a value)
+ABSENT: Final = object()  # no such argument (None is a value)
 
 
 def pair_calls(case: Case, observed: list[Call], names: ToolNames) -> list[Pair]:
@@ -163,7 +163,7 @@ def _score(e: ExpectedCall, args: dict[str, Any] | None) -> int:
         return 0
     score = 0
     for k, m in e.args.items():
-        value = args.get(k, _ABSENT)
-        if value is not _ABSENT:
+        value = args.get(k, ABSENT)
+        if value is not ABSENT:
             score += 2 if matches(m, value) else 1
     return score

@@ -159,9 +159,10 @@ class _Compiler:
             if test is not None:  # the loop below gives them, found sooner
                 return test
         checks: list[Accept] = []
-        choices = shaped = bounded = False
+        choices = bounded = False
+        shaped = not _OBJECT_KEYS.isdisjoint(schema)
         # "type": "object" with properties: one strict object test for both keywords
-        strict = kind == "object" and not _OBJECT_KEYS.isdisjoint(schema)
+        strict = shaped and kind == "object"
         for key, value in schema.items():
             if key == "type":
                 if not strict:
@@ -170,7 +171,7 @@ class _Compiler:
                 if not ANNOTATIONS[key](value):
                     raise _Outside
             elif key in _OBJECT_KEYS:
-                shaped = True
+                pass  # `shaped`: all at once below
             elif key == "enum" or key == "const":
                 choices = True
             elif key in _BOUNDS:
