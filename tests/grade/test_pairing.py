@@ -175,3 +175,55 @@ def test_unordered_pairing_follows_the_rule(expected: list, observed: list) -> N
     assert [
         (index[id(e)] if e else None, o.index if o else None, label) for e, o, label in got
     ] == reference_unordered(case, calls, names)
+
+
+@settings(max_examples=300)
+@given(
+    st.lists(ARGS, min_size=2, max_size=4),
+    st.lists(ARGS | st.none(), min_size=1, max_size=5),
+)
+def test_a_call_is_proven_only_when_every_expected_argument_matched(
+    expected: list, observed: list
+) -> None:
+    # calls to one tool: pairing scores them, and marks a pair whose score was full
+    case = Case(
+        id="c",
+        order="unordered",
+        calls=[
+            ExpectedCall(tool="a", args={k: Matcher(value=v) for k, v in args.items()})
+            for args in expected
+        ],
+    )
+    calls = views(
+        [
+            ToolCall(index=j, name="a", arguments=a, arguments_raw="{" if a is None else "")
+            for j, a in enumerate(observed)
+        ]
+    )
+    pairs = pair_calls(case, calls, ToolNames())
+    for e, o, _ in pairs:
+        if o is None or o.proven is None:
+            continue
+        assert o.proven is e  # marked for the expectation it was paired with
+        assert isinstance(o.arguments, dict)
+        assert all(k in o.arguments and o.arguments[k] == m.value for k, m in e.args.items())
+    paired = [o for e, o, _ in pairs if e is not None and o is not None]
+    assert len({id(o) for o in paired}) == len(paired)
+    assert all(o.proven is None for o in calls if o not in paired)
+
+
+def test_parallel_calls_right_in_and_out_of_order_are_proven() -> None:
+    expected = [{"city": "Paris", "days": 2}, {"city": "Oslo", "days": 2}]
+    case = Case(
+        id="c",
+        order="unordered",
+        calls=[
+            ExpectedCall(tool="w", args={k: Matcher(value=v) for k, v in a.items()})
+            for a in expected
+        ],
+    )
+    for observed in (expected, expected[::-1], [expected[0], {"city": "Rome", "days": 2}]):
+        calls = views([ToolCall(index=j, name="w", arguments=a) for j, a in enumerate(observed)])
+        pair_calls(case, calls, ToolNames())
+        proven = [o.proven.args["city"].value if o.proven else None for o in calls]
+        assert proven == [a["city"] if a in expected else None for a in observed]

@@ -279,7 +279,10 @@ def _grade_call(
             schema_labels = check_schema(compiled, args, flagged, grade.errors)
     failed: list[tuple[Label, ArgGrade]] = []  # the arguments the semantic stage failed
     schema_failed = bool(schema_labels)
-    matched = _match_args(e, args, None if schema_failed else judge, schema_failed, failed)
+    if e is not None and o.proven is e:  # pairing matched every argument (`matches`)
+        matched = _proven_args(e, args, failed)
+    else:
+        matched = _match_args(e, args, None if schema_failed else judge, schema_failed, failed)
     if schema_labels:
         grade.stage_failed, grade.label = "schema", first_label(schema_labels)
     elif failed:
@@ -327,12 +330,34 @@ def _match_args(
         if label is not None:
             failed.append((label, grade))
     if not e.allow_extra_args and present < len(args):
-        for name in args:
-            if name not in e.args:
-                grade = ArgGrade(name=name, bucket="hallucinated", detail="not in the expectation")
-                found.append(grade)
-                failed.append(("hallucinated_param", grade))
+        _invented(e, args, found, failed)
     return found
+
+
+def _proven_args(
+    e: ExpectedCall, args: dict[str, Any], failed: list[tuple[Label, ArgGrade]]
+) -> list[ArgGrade]:
+    """`_match_args` for a call whose expected arguments pairing found all present and
+    matching: `matches` is True only where `_match_one` grades ok (never for a judge),
+    and an ok grade carries no detail. Arguments the expectation does not name as there."""
+    found = [ArgGrade(name, "ok") for name in e.args]
+    if not e.allow_extra_args and len(e.args) < len(args):
+        _invented(e, args, found, failed)
+    return found
+
+
+def _invented(
+    e: ExpectedCall,
+    args: dict[str, Any],
+    found: list[ArgGrade],
+    failed: list[tuple[Label, ArgGrade]],
+) -> None:
+    """Each argument the expectation does not name: hallucinated."""
+    for name in args:
+        if name not in e.args:
+            grade = ArgGrade(name=name, bucket="hallucinated", detail="not in the expectation")
+            found.append(grade)
+            failed.append(("hallucinated_param", grade))
 
 
 def _match_one(

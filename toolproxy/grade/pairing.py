@@ -5,7 +5,9 @@ selection label (None, `wrong_tool` or `parallel_collapse`; an observed call lef
 an extra call, `wrong_tool` when no expected call names its tool). `ordered` cases walk the
 expectation in order, taking each tool's next call; `unordered` ones pair by tool, then,
 where a call could answer more than one expectation, by the best argument match. Names are
-compared by `ToolNames` (`toolnames.same_tool`, offered names only). Pure.
+compared by `ToolNames` (`toolnames.same_tool`, offered names only). A call paired by an
+argument score that found every expected argument matching is marked `proven` with its
+expected call, so the semantic stage does not match those arguments again. Pure.
 """
 
 from __future__ import annotations
@@ -124,6 +126,8 @@ def _pair_unordered(
         return taken
     reads = [call_arguments(o, incomplete=False)[0] for o in observed]  # once a call
     if _in_order(expected, rows, reads):
+        for i in range(len(expected)):
+            _prove(expected[i], observed[i], reads[i])  # `_in_order` scored it full
         return {i: i for i in range(len(expected))}
     # argument scores, best first: one int a candidate, (best - score, i, j) in that order
     n_e, n_o = len(expected), len(observed)
@@ -139,7 +143,15 @@ def _pair_unordered(
         if i not in taken and j not in used:
             taken[i] = j
             used.add(j)
+            if best - key // (n_o * n_e) == 2 * len(expected[i].args):  # a full score
+                _prove(expected[i], observed[j], reads[j])
     return taken
+
+
+def _prove(e: ExpectedCall, o: Call, args: Any) -> None:
+    """Mark `o` as proven for `e`: its arguments parsed and every one `e` names matched."""
+    if isinstance(args, dict):
+        o.proven = e
 
 
 def _in_order(expected: list[ExpectedCall], rows: list[list[int]], reads: list[Any]) -> bool:

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any, Final, Literal
 
 from toolproxy.grade.labels import Label
+from toolproxy.grade.model import ExpectedCall
 from toolproxy.records import ToolCall
 from toolproxy.wire.common import parse_arguments
 
@@ -285,9 +286,12 @@ class Call:
     """One observed call as the grader reads it: the `ToolCall`'s fields copied once into a
     plain record (native when compiled: reading a pydantic model's field goes through its
     `__getattr__` hook), and its arguments read once (`call_arguments`), for pairing and
-    the parse stage both."""
+    the parse stage both. `proven`: the expected call pairing found every argument of
+    matching (`pairing.prove`), so the semantic stage need not match them again."""
 
-    __slots__ = ("index", "call_id", "name", "arguments_raw", "arguments", "parse_error", "read")
+    __slots__ = (
+        "index", "call_id", "name", "arguments_raw", "arguments", "parse_error", "read", "proven",
+    )  # fmt: skip
 
     def __init__(self, call: ToolCall) -> None:
         fields = call.__dict__  # where pydantic keeps them: a third of six attribute reads
@@ -298,6 +302,7 @@ class Call:
         self.arguments: Any = fields["arguments"]
         self.parse_error: str | None = fields["parse_error"]
         self.read: Reading | None = None  # `_read`'s answer, once asked
+        self.proven: ExpectedCall | None = None  # set by pairing only
 
 
 def views(calls: list[ToolCall]) -> list[Call]:

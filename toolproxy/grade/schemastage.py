@@ -61,7 +61,7 @@ def check_schema(
 
 
 def _path(parts: Any) -> str:
-    return ".".join(str(p) for p in parts) or "(arguments)"
+    return ".".join([str(p) for p in parts]) or "(arguments)"
 
 
 def _label_error(error: Any) -> tuple[Label, list[tuple[str, Bucket]]]:
@@ -112,12 +112,14 @@ def _search(pattern: str, text: str) -> bool:
         return False
 
 
+_IS_TYPE: Final[dict[str, Callable[[Any], bool]]] = {  # built once, not per error
+    "integer": lambda v: is_number(v) and float(v).is_integer(),
+    "number": is_number,
+    "string": lambda v: isinstance(v, str),
+    "boolean": lambda v: isinstance(v, bool),
+}
+
+
 def _is_type(value: Any, json_type_name: Any) -> bool:
-    checks: dict[str, Callable[[Any], bool]] = {
-        "integer": lambda v: is_number(v) and float(v).is_integer(),
-        "number": is_number,
-        "string": lambda v: isinstance(v, str),
-        "boolean": lambda v: isinstance(v, bool),
-    }
-    check = checks.get(json_type_name) if isinstance(json_type_name, str) else None
+    check = _IS_TYPE.get(json_type_name) if isinstance(json_type_name, str) else None
     return check is not None and check(value)

@@ -136,7 +136,8 @@ class _Walk:
             out.append(error)
             return
         start = len(out)
-        for k, v in schema.items():
+        spec: dict[str, Any] = schema  # a quick schema: a dict below True and False
+        for k, v in spec.items():  # typed: mypyc walks the dict itself, not its iterator
             code = _CODES.get(k, -1)
             if code < 0:
                 continue
@@ -183,19 +184,20 @@ def _is(instance: Any, name: str) -> bool:
 
 
 def _type(walk: _Walk, types: Any, instance: Any, schema: Any, out: Errors) -> None:
-    types = [types] if isinstance(types, str) else types
-    for t in types:
+    names: list[Any] = [types] if isinstance(types, str) else types  # `compile_quick`'s check
+    for t in names:
         if _is(instance, t):
             return
-    reprs = ", ".join(repr(t) for t in types)
-    out.append(QuickError(f"{instance!r} is not of type {reprs}"))
+    reprs = ", ".join([repr(t) for t in names])
+    out.append(QuickError(f"{repr(instance)} is not of type {reprs}"))
 
 
 def _properties(walk: _Walk, properties: Any, instance: Any, schema: Any, out: Errors) -> None:
     if type(instance) is not dict:  # `_is(instance, "object")` for plain JSON
         return
     accepts = walk.parts.get(id(properties))
-    for name, subschema in properties.items():
+    named: dict[str, Any] = properties  # a dict: `compile_quick` checked it
+    for name, subschema in named.items():
         if name in instance:
             value = instance[name]
             if accepts is None or not _proven(accepts[name], value):
@@ -217,7 +219,7 @@ def _required(walk: _Walk, required: Any, instance: Any, schema: Any, out: Error
     names: list[Any] = required  # a list of strings: `compile_quick` checked it
     for name in names:
         if name not in given:
-            out.append(QuickError(f"{name!r} is a required property"))
+            out.append(QuickError(f"{repr(name)} is a required property"))
 
 
 def _additional(walk: _Walk, extra: Any, instance: Any, schema: Any, out: Errors) -> None:
