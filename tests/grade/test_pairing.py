@@ -69,16 +69,18 @@ def test_unordered_calls_to_one_tool_pair_by_their_arguments() -> None:
     ]
 
 
+def _one_tool(expected: list[dict]) -> Case:
+    """An unordered case of calls to tool `w`, each argument expected exactly."""
+    calls = [
+        ExpectedCall(tool="w", args={k: Matcher(value=v) for k, v in args.items()})
+        for args in expected
+    ]
+    return Case(id="c", order="unordered", calls=calls)
+
+
 def _unordered(expected: list[dict], observed: list[dict]) -> list[tuple]:
     """(expected index, observed index, label) of each pair, all calls to one tool."""
-    case = Case(
-        id="c",
-        order="unordered",
-        calls=[
-            ExpectedCall(tool="w", args={k: Matcher(value=v) for k, v in args.items()})
-            for args in expected
-        ],
-    )
+    case = _one_tool(expected)
     calls = views([ToolCall(index=j, name="w", arguments=a) for j, a in enumerate(observed)])
     index = {id(e): i for i, e in enumerate(case.calls)}
     return [(index[id(e)], o.index, label) for e, o, label in pair_calls(case, calls, ToolNames())]
@@ -186,17 +188,10 @@ def test_a_call_is_proven_only_when_every_expected_argument_matched(
     expected: list, observed: list
 ) -> None:
     # calls to one tool: pairing scores them, and marks a pair whose score was full
-    case = Case(
-        id="c",
-        order="unordered",
-        calls=[
-            ExpectedCall(tool="a", args={k: Matcher(value=v) for k, v in args.items()})
-            for args in expected
-        ],
-    )
+    case = _one_tool(expected)
     calls = views(
         [
-            ToolCall(index=j, name="a", arguments=a, arguments_raw="{" if a is None else "")
+            ToolCall(index=j, name="w", arguments=a, arguments_raw="{" if a is None else "")
             for j, a in enumerate(observed)
         ]
     )
@@ -214,14 +209,7 @@ def test_a_call_is_proven_only_when_every_expected_argument_matched(
 
 def test_parallel_calls_right_in_and_out_of_order_are_proven() -> None:
     expected = [{"city": "Paris", "days": 2}, {"city": "Oslo", "days": 2}]
-    case = Case(
-        id="c",
-        order="unordered",
-        calls=[
-            ExpectedCall(tool="w", args={k: Matcher(value=v) for k, v in a.items()})
-            for a in expected
-        ],
-    )
+    case = _one_tool(expected)
     for observed in (expected, expected[::-1], [expected[0], {"city": "Rome", "days": 2}]):
         calls = views([ToolCall(index=j, name="w", arguments=a) for j, a in enumerate(observed)])
         pair_calls(case, calls, ToolNames())

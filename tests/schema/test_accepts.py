@@ -14,6 +14,7 @@ from toolproxy.schema.accepts import (
     all_of,
     always,
     any_of,
+    exact_type,
     items_of,
     never,
     numeric,
@@ -69,6 +70,8 @@ def test_object_of_compares_exact_types_as_their_tests_do() -> None:
     names = ("string", "boolean", "object", "array", "integer", "number", "null")
     values = ["a", True, 1, 1.0, 2.5, None, {}, [], OrderedDict(), type("L", (list,), {})()]
     for name in names:
+        exact = {"string": str, "boolean": bool, "object": dict, "array": list}.get(name)
+        assert exact_type(TYPE_TESTS[name]) is (exact or TYPE_TESTS[name])
         accept = object_of({"p": TYPE_TESTS[name]}, (), always)
         for value in values:
             assert accept({"p": value}) is TYPE_TESTS[name](value), (name, value)

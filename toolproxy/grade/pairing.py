@@ -65,6 +65,8 @@ def pair_calls(case: Case, observed: list[Call], names: ToolNames) -> list[Pair]
                 taken[i], start = j, j + 1
     else:
         taken = _pair_unordered(expected, observed, names)
+    if len(taken) == len(expected) == len(observed):  # each call paired: nothing left over
+        return [(e, observed[taken[i]], None) for i, e in enumerate(expected)]
     used = set(taken.values())
     left_e = [i for i in range(len(expected)) if i not in taken]
     left_o = [j for j in range(len(observed)) if j not in used]

@@ -83,12 +83,24 @@ def sized(kind: type, sign: int, limit: int) -> Accept:
 
 # the type tests that are one exact type: a property under one of them is checked in
 # `object_of`'s loop by comparing types, without calling the test
-EXACT_TYPES: Final[dict[int, type]] = {
-    id(TYPE_TESTS["string"]): str,
-    id(TYPE_TESTS["boolean"]): bool,
-    id(TYPE_TESTS["object"]): dict,
-    id(TYPE_TESTS["array"]): list,
-}
+_STRING: Final = TYPE_TESTS["string"]
+_BOOLEAN: Final = TYPE_TESTS["boolean"]
+_OBJECT: Final = TYPE_TESTS["object"]
+_ARRAY: Final = TYPE_TESTS["array"]
+
+
+def exact_type(check: Accept) -> Any:
+    """The exact type `check` asks for, or `check` itself when it is not one of those tests
+    (compared by identity: keyed by `id`, each lookup boxed a new int to hash)."""
+    if check is _STRING:
+        return str
+    if check is _BOOLEAN:
+        return bool
+    if check is _OBJECT:
+        return dict
+    if check is _ARRAY:
+        return list
+    return check
 
 
 def object_of(
@@ -98,7 +110,7 @@ def object_of(
     `"type": "object"` too (anything but a plain dict fails), one test where two were."""
     passes = always  # a closure's own: no module lookup per property
     # name -> its accept, or the exact type (str, bool, dict, list) its test asks for
-    plan: dict[str, Any] = {name: EXACT_TYPES.get(id(c), c) for name, c in checks.items()}
+    plan: dict[str, Any] = {name: exact_type(c) for name, c in checks.items()}
 
     def accept(v: Any) -> bool:
         if type(v) is not dict:  # not strict: other types pass, a dict subclass goes

@@ -143,7 +143,7 @@ class _Compiler:
         self.conforms = conforms
         self.parts = parts
         self.defs: dict[str, Accept] = {}
-        self.compiling: set[str] = set()
+        self.compiling: list[str] = []  # the definitions being compiled (few: a list)
 
     def node(self, spec: Any, depth: int) -> Accept:
         if spec is True:
@@ -160,7 +160,8 @@ class _Compiler:
                 return test
         checks: list[Accept] = []
         choices = bounded = False
-        shaped = not _OBJECT_KEYS.isdisjoint(schema)
+        # the keys in turn: `_OBJECT_KEYS.isdisjoint(schema)` is a method call iterating it
+        shaped = "properties" in schema or "required" in schema or "additionalProperties" in schema
         # "type": "object" with properties: one strict object test for both keywords
         strict = shaped and kind == "object"
         for key, value in schema.items():
@@ -221,9 +222,9 @@ class _Compiler:
             return self.defs[name]
         if name in self.compiling or _REF.fullmatch(f"#/$defs/{name}") is None:
             raise _Outside  # a definition that refers to itself, or a name to escape
-        self.compiling.add(name)
+        self.compiling.append(name)
         self.defs[name] = self.node(self.root["$defs"][name], 1)
-        self.compiling.discard(name)
+        self.compiling.remove(name)
         return self.defs[name]
 
     def object(self, schema: dict[str, Any], depth: int, strict: bool) -> Accept:
@@ -234,7 +235,7 @@ class _Compiler:
         for r in required:
             if type(r) is not str:
                 raise _Outside
-        if len(set(required)) != len(required):
+        if _repeats(required):
             raise _Outside
         checks = {name: self.node(sub, depth + 1) for name, sub in props.items()}
         if self.parts is not None and "properties" in schema:  # one entry an object
@@ -243,6 +244,18 @@ class _Compiler:
         if "additionalProperties" in schema:
             extra = self.node(schema["additionalProperties"], depth + 1)
         return object_of(checks, tuple(required), extra, strict)
+
+
+def _repeats(names: list[str]) -> bool:
+    """Does a name come twice? (Pairs compared for the short lists tools have: a set
+    built per schema cost more than the rest of its object.)"""
+    if len(names) > 8:
+        return len(set(names)) != len(names)
+    for i in range(1, len(names)):
+        for j in range(i):
+            if names[i] == names[j]:
+                return True
+    return False
 
 
 def _plain_leaf(schema: dict[str, Any]) -> bool:
