@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from toolproxy.util.jsonfast import canonical_dumps, canonical_sha256
+from toolproxy.util.jsonfast import canonical_dumps, text_sha256
 
 WireFormat = Literal["openai_chat", "openai_responses", "anthropic_messages", "mcp", "unknown"]
 
@@ -34,7 +34,12 @@ def canonical_json(value: Any) -> str:
 
 def schema_hash(schema: Any) -> str:
     """Stable 16-hex-digit hash of a JSON Schema (key order and whitespace do not matter)."""
-    return canonical_sha256(schema)[:16]
+    return text_schema_hash(canonical_dumps(schema))
+
+
+def text_schema_hash(text: str) -> str:
+    """`schema_hash` of the schema whose canonical text (`canonical_dumps`) is `text`."""
+    return text_sha256(text)[:16]
 
 
 class ToolOffered(BaseModel):

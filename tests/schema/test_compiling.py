@@ -65,6 +65,27 @@ def test_validators_are_compiled_once_per_schema():
     assert not check_call('{"k": "1"}', first).valid
 
 
+def test_a_schema_without_its_hash_keeps_its_verdict_under_the_hash():
+    # cached by its canonical text, but the metaschema verdict of a schema outside the
+    # quick path (oneOf) is what a capture stores: by schema_hash, as before
+    compiling.new_verdicts()
+    schemas = [
+        {"oneOf": [{"type": "string"}, {"type": "integer"}]},
+        {"type": "object", "properties": {"n": {"type": "intger"}}},  # invalid
+        {"type": "object", "properties": {"n": {"type": "integer"}}},  # quick: no verdict
+    ]
+    compiled = [compile_schema(s) for s in schemas]
+    verdicts = compiling.new_verdicts()
+    assert verdicts == {schema_hash(schemas[0]): None, schema_hash(schemas[1]): compiled[1].error}
+    assert compiled[1].error and compiled[1].key == schema_hash(schemas[1])
+    assert [compile_schema(json.loads(json.dumps(s))) for s in schemas] == compiled
+    compiling.clear_caches()
+    compiling.remember_verdicts(verdicts)  # a later run: the stored verdict, not checked again
+    again = compile_schema(schemas[1])
+    assert again is not compiled[1] and again.error == compiled[1].error
+    assert compiling.new_verdicts() == {}
+
+
 def test_the_cache_is_bounded(monkeypatch):
     monkeypatch.setattr(compiling, "CACHE_SIZE", 2)
     for n in range(5):

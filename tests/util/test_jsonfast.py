@@ -18,6 +18,7 @@ from toolproxy.util.jsonfast import (
     loads,
     plain_json,
     pretty_dumps,
+    text_sha256,
 )
 
 json_values = st.recursive(
@@ -101,6 +102,7 @@ def test_canonical_dumps_is_the_json_modules_text(value: Any) -> None:
 def test_canonical_sha256_hashes_the_json_modules_text(value: Any) -> None:
     text = json_dumps(value).encode("utf-8", "surrogatepass")
     assert canonical_sha256(value) == hashlib.sha256(text).hexdigest()
+    assert text_sha256(json_dumps(value)) == canonical_sha256(value)  # the hash of its text
 
 
 def test_canonical_sha256_hashes_a_lone_surrogate() -> None:

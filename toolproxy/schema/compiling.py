@@ -3,11 +3,13 @@
 
 `resolve_schema` picks the MCP server's real schema when one is known for the tool, else
 the one the agent sent, else none. `compile_schema` compiles a schema once (by object
-identity, then by `schema_hash`) into a `CompiledSchema`: `schema.quick`'s accept when the
-schema is in its subset, else a jsonschema validator (Draft 2020-12 unless the schema's
-`$schema` names another draft; `format` is checked), or why the schema is unusable. Verdicts
-of the metaschema check are remembered per schema hash (`remember_verdicts`). Pure; nothing
-here raises on a bad schema. `schema.validator` words the errors.
+identity, then by `schema_hash`, or by its canonical text when the caller has no hash: the
+hash is made only for a schema outside the quick path) into a `CompiledSchema`:
+`schema.quick`'s accept when the schema is in its subset, else a jsonschema validator
+(Draft 2020-12 unless the schema's `$schema` names another draft; `format` is checked), or
+why the schema is unusable. Verdicts of the metaschema check are remembered per schema hash
+(`remember_verdicts`). Pure; nothing here raises on a bad schema. `schema.validator` words
+the errors.
 """
 
 from __future__ import annotations
@@ -22,15 +24,16 @@ from typing import Any, Final, Literal, Protocol
 
 import jsonschema
 
-from toolproxy.records import schema_hash
+from toolproxy.records import text_schema_hash
 from toolproxy.schema.accepts import Accept
 from toolproxy.schema.quick import Parts, compile_quick
 from toolproxy.schema.quickerrors import iter_errors as quick_errors
-from toolproxy.util.jsonfast import plain_json
+from toolproxy.util.jsonfast import canonical_dumps, plain_json
 from toolproxy.wire.toolnames import match_tool
 
 SchemaSource = Literal["mcp_server", "offered", "none"]
 CACHE_SIZE = 4096
+TEXT_KEY: Final = "text:"  # the cache's key for a schema by its canonical text, not hash
 MAX_MESSAGE = 500
 
 
@@ -90,13 +93,14 @@ def resolve_schema(
 
 class CompiledSchema:
     """A schema ready to validate with: a quick accept (`schema.quick`), its jsonschema
-    validator (built on first use), or why there is none (`error`)."""
+    validator (built on first use), or why there is none (`error`). `key`: the schema
+    hash, when it was given or needed (a quick schema compiled from its text has None)."""
 
     __slots__ = ("key", "error", "quick", "schema", "formats", "parts", "_validator")
 
     def __init__(
         self,
-        key: str,
+        key: str | None,
         validator: Any | None,
         error: str | None,
         *,
@@ -261,7 +265,30 @@ def new_verdicts() -> dict[str, str | None]:
     return found
 
 
+def _quick(schema: Any, key: str | None) -> CompiledSchema | None:
+    """`schema` on the quick path (valid against the metaschema by construction, so it
+    needs no verdict and no hash: `key` may be None), or None for `_compile`."""
+    if not (isinstance(schema, dict) or isinstance(schema, bool)):  # no Union built per call
+        return None
+    try:
+        cls = _LATEST
+        if type(schema) is not bool and "$schema" in schema:  # as `validator_for` reads it
+            cls = jsonschema.validators.validator_for(schema, default=_LATEST)
+        if cls is not _LATEST:
+            return None
+        formats = _format_checker(cls)
+        parts: Parts = {}
+        quick = compile_quick(schema, _CONFORMS[cls], parts)
+    except Exception:  # noqa: BLE001 - `_compile` meets it again and words it
+        return None
+    if quick is None:
+        return None
+    return CompiledSchema(key, None, None, quick=quick, schema=schema, formats=formats, parts=parts)
+
+
 def _compile(schema: Any, key: str) -> CompiledSchema:
+    """`schema` outside the quick path: jsonschema's validator (its metaschema verdict
+    remembered by `key`, the schema hash), or why it is unusable."""
     if not (isinstance(schema, dict) or isinstance(schema, bool)):  # no Union built per call
         return CompiledSchema(key, None, f"schema is {type(schema).__name__}, not an object")
     known = key in _VERDICTS
@@ -270,13 +297,6 @@ def _compile(schema: Any, key: str) -> CompiledSchema:
         if type(schema) is not bool and "$schema" in schema:  # as `validator_for` reads it
             cls = jsonschema.validators.validator_for(schema, default=_LATEST)
         formats = _format_checker(cls)
-        if cls is _LATEST:
-            parts: Parts = {}
-            quick = compile_quick(schema, _CONFORMS[cls], parts)
-            if quick is not None:  # valid against the metaschema by construction
-                return CompiledSchema(
-                    key, None, None, quick=quick, schema=schema, formats=formats, parts=parts
-                )
         if known and _VERDICTS[key] is not None:
             return CompiledSchema(key, None, _VERDICTS[key])
         if not known:
@@ -359,15 +379,21 @@ def compile_schema(schema: Any, key: str | None = None) -> CompiledSchema:
     noted = _KEYS.get(id(schema)) if key is None else None
     if noted is not None and noted[0] is schema:
         key = noted[1]
+    text = ""  # the canonical text, when the key is not known
     if key is None:
         try:
-            key = schema_hash(schema)
+            text = canonical_dumps(schema)  # what schema_hash hashes
         except (TypeError, ValueError):  # not JSON-serialisable: cannot be a schema
             key = f"id:{id(schema)}"
-    compiled = _BY_KEY.get(key)
+    # by its hash when the caller has it, else by the canonical text itself: a dict hashes
+    # the text faster than SHA-256 does, and a quick schema never needs its hash
+    cached = key if key is not None else TEXT_KEY + text
+    compiled = _BY_KEY.get(cached)
     if compiled is None:
-        compiled = _compile(schema, key)
-        _remember(_BY_KEY, key, compiled)
+        compiled = _quick(schema, key)
+        if compiled is None:
+            compiled = _compile(schema, key if key is not None else text_schema_hash(text))
+        _remember(_BY_KEY, cached, compiled)
     _remember(_BY_ID, id(schema), (schema, compiled))
     return compiled
 

@@ -118,7 +118,12 @@ def _floats_alike(value: Any) -> bool:
 def canonical_sha256(value: Any) -> str:
     """The SHA-256 hex digest of `canonical_dumps(value)` in UTF-8 (a lone surrogate, which
     a schema may carry as an escape, is hashed rather than refused)."""
-    return hashlib.sha256(canonical_dumps(value).encode("utf-8", "surrogatepass")).hexdigest()
+    return text_sha256(canonical_dumps(value))
+
+
+def text_sha256(text: str) -> str:
+    """`canonical_sha256` of the value whose canonical text is `text`."""
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def plain_json(value: Any, floats: bool = True) -> bool:
