@@ -15,7 +15,7 @@ selection  `expect: no_call` and any call -> spurious_call; no call -> no_call; 
 parse      `parsestage.classify`: truncation, escaping_error, malformed_json (a text that
            fails to parse in an observation that ended early, `complete=False` or a
            length finish, is truncation). Every expected argument is bucket `malformed`.
-schema     against `schema.validator.resolve_schema` (the MCP server's schema, else the offered
+schema     against `schema.resolving.resolve_schema` (the MCP server's schema, else the offered
            one; `schema_source` says which), validators from `compile_schema`:
            required -> missing_required; type, when the value converts losslessly ("5",
            "true", 1 for "1") -> type_coercion; additionalProperties/unevaluatedProperties
@@ -43,19 +43,19 @@ argument is `not_graded`. A case with no label but some `not_graded` argument ge
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from typing import Any, Final
 
 from toolproxy.grade.grades import ArgGrade, CallGrade, CaseGrade
 from toolproxy.grade.labels import Label, first_label
-from toolproxy.grade.matchers import Judge, coercions, judge_match, match, matches, show
-from toolproxy.grade.model import Case, ExpectedCall, Matcher, Observation
-from toolproxy.grade.pairing import ABSENT, Pair, ToolNames, pair_calls
-from toolproxy.grade.parsestage import Call, call_arguments, json_type, views
+from toolproxy.grade.matchers import Judge
+from toolproxy.grade.model import Case, ExpectedCall, Observation
+from toolproxy.grade.pairing import Pair, ToolNames, pair_calls
+from toolproxy.grade.parsestage import Call, call_arguments, views
 from toolproxy.grade.schemastage import Flagged, check_schema
-from toolproxy.schema.compiling import CompiledSchema, compile_schema, resolve_schema
-from toolproxy.wire.common import parse_arguments
+from toolproxy.grade.semantic import match_args, proven_args
+from toolproxy.schema.compiling import CompiledSchema, compile_schema
+from toolproxy.schema.resolving import resolve_schema
 from toolproxy.wire.leaked import find_leaked_calls
 
 __all__ = ["Pair", "ToolNames", "grade_case", "make_grader", "offered_tools"]
@@ -280,9 +280,9 @@ def _grade_call(
     failed: list[tuple[Label, ArgGrade]] = []  # the arguments the semantic stage failed
     schema_failed = bool(schema_labels)
     if e is not None and o.proven is e:  # pairing matched every argument (`matches`)
-        matched = _proven_args(e, args, failed)
+        matched = proven_args(e, args, failed)
     else:
-        matched = _match_args(e, args, None if schema_failed else judge, schema_failed, failed)
+        matched = match_args(e, args, None if schema_failed else judge, schema_failed, failed)
     if schema_labels:
         grade.stage_failed, grade.label = "schema", first_label(schema_labels)
     elif failed:
@@ -298,118 +298,3 @@ def _merged(matched: list[ArgGrade], flagged: Flagged) -> list[ArgGrade]:
     found = [flagged[a.name][1] if a.name in flagged else a for a in matched]
     names = {a.name for a in matched}
     return found + [grade for name, (_, grade) in flagged.items() if name not in names]
-
-
-def _match_args(
-    e: ExpectedCall | None,
-    args: dict[str, Any],
-    judge: Judge | None,
-    failed_before: bool,
-    failed: list[tuple[Label, ArgGrade]],
-) -> list[ArgGrade]:
-    """The semantic stage's grade of each expected argument, in the expectation's order,
-    then of each argument it does not name when it allows none; those that fail are also
-    added to `failed`, with their label (`failed_before`: the schema stage failed)."""
-    found: list[ArgGrade] = []
-    if e is None:
-        return found
-    present = 0  # expected arguments the call gave: all of its arguments when it has no other
-    for name, m in e.args.items():
-        value = args.get(name, ABSENT)
-        if value is ABSENT:
-            if m.optional:
-                found.append(ArgGrade(name=name, bucket="ok", detail="optional, absent"))
-            else:
-                grade = ArgGrade(name=name, bucket="missing", detail="required, absent")
-                found.append(grade)
-                failed.append(("missing_required", grade))
-            continue
-        present += 1
-        label, grade = _match_one(name, m, value, judge, failed_before)
-        found.append(grade)
-        if label is not None:
-            failed.append((label, grade))
-    if not e.allow_extra_args and present < len(args):
-        _invented(e, args, found, failed)
-    return found
-
-
-def _proven_args(
-    e: ExpectedCall, args: dict[str, Any], failed: list[tuple[Label, ArgGrade]]
-) -> list[ArgGrade]:
-    """`_match_args` for a call whose expected arguments pairing found all present and
-    matching: `matches` is True only where `_match_one` grades ok (never for a judge),
-    and an ok grade carries no detail. Arguments the expectation does not name as there."""
-    found = [ArgGrade(name, "ok") for name in e.args]
-    if not e.allow_extra_args and len(e.args) < len(args):
-        _invented(e, args, found, failed)
-    return found
-
-
-def _invented(
-    e: ExpectedCall,
-    args: dict[str, Any],
-    found: list[ArgGrade],
-    failed: list[tuple[Label, ArgGrade]],
-) -> None:
-    """Each argument the expectation does not name: hallucinated."""
-    for name in args:
-        if name not in e.args:
-            grade = ArgGrade(name=name, bucket="hallucinated", detail="not in the expectation")
-            found.append(grade)
-            failed.append(("hallucinated_param", grade))
-
-
-def _match_one(
-    name: str, m: Matcher, value: Any, judge: Judge | None, failed_before: bool
-) -> tuple[Label | None, ArgGrade]:
-    kind = m.kind
-    if (kind == "exact" or kind == "any_of" or kind == "enum") and matches(m, value):
-        return None, ArgGrade(name, "ok")  # the common case: `matches` says what `match` would
-    if m.kind == "judge" and failed_before:
-        why = "not judged: the call failed the schema stage"
-        return None, ArgGrade(name=name, bucket="not_graded", detail=why)
-    score = None
-    if m.kind == "judge":
-        ok, detail, score = judge_match(m, value, judge)
-    else:
-        ok, detail = match(m, value, judge)
-    judged = m.kind == "judge" and ok is not None
-    reason = detail if judged else None
-    if ok is None:
-        return None, ArgGrade(name=name, bucket="not_graded", detail=detail)
-    if ok:
-        return None, ArgGrade(
-            name=name, bucket="ok", judged=judged, judge_reason=reason, judge_score=score
-        )
-    if m.kind != "judge" and any(match(m, c)[0] for c in coercions(value)):
-        why = f"{show(value)} is right in another JSON type ({json_type(value)} given)"
-        return "type_coercion", ArgGrade(name=name, bucket="malformed", detail=why)
-    if m.kind in ("exact", "text", "any_of", "enum") and _misescaped(m, value):
-        why = f"{show(value)} is the expected string with its backslashes misread"
-        return "escaping_error", ArgGrade(name=name, bucket="malformed", detail=why)
-    return "hallucinated_param", ArgGrade(
-        name=name, bucket="hallucinated", detail=detail, judged=judged, judge_reason=reason,
-        judge_score=score,
-    )  # fmt: skip
-
-
-def _misescaped(m: Matcher, value: Any) -> bool:
-    """Is `value` an expected string whose escaping went wrong (under or over-escaped)?"""
-    if not isinstance(value, str):
-        return False
-    one = m.kind == "exact" or (m.kind == "text" and m.values is None)
-    wanted = [m.value] if one else (m.values or [])
-    for want in (w for w in wanted if isinstance(w, str) and w != value):
-        if "\\" not in want and "\\" not in value and '"' not in want:
-            continue
-        under, error = parse_arguments('"' + want.replace('"', '\\"') + '"')
-        doubled = want.replace("\\", "\\\\")
-        encoded = _json_inner(want)
-        if (error is None and under == value) or value in (doubled, encoded):
-            return True
-    return False
-
-
-def _json_inner(text: str) -> str:
-    return json.dumps(text, ensure_ascii=False)[1:-1]

@@ -78,7 +78,7 @@ class CallGrade(Record):
     call_id: str | None = None  # the emitted call's id
     stage_failed: Stage | None = None  # selection | parse | schema | semantic
     label: Label | None = None  # the call's label (labels.PRECEDENCE), None when it passed
-    # mcp_server | offered | none (see toolproxy.schema.compiling.ResolvedSchema)
+    # mcp_server | offered | none (see toolproxy.schema.resolving.ResolvedSchema)
     schema_source: str | None = None
     errors: list[str] = field(default_factory=list)  # what went wrong, in words
     args: list[ArgGrade] = field(default_factory=list)  # per-argument buckets

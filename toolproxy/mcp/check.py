@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import BaseModel, Field, computed_field
 
 from toolproxy.records import ToolCall
-from toolproxy.schema.compiling import SchemaSource, resolve_schema
+from toolproxy.schema.resolving import SchemaSource, resolve_schema
 from toolproxy.schema.validator import SchemaCheck, check_tool_call
 from toolproxy.wire.leaked import find_leaked_calls
 

@@ -2,7 +2,7 @@
 
 `make_check(server_tools)` returns the check replay runs on every call: strict JSON parsing,
 then JSON Schema against the MCP server's real schema when known, else the schema offered
-in the step's tools (`schema.validator.resolve_schema`, validators compiled once). A call to a
+in the step's tools (`schema.resolving.resolve_schema`, validators compiled once). A call to a
 tool that was not offered is not a validation failure here: it is a divergence.
 
 `describe(check, tool)` is the tool message fed back for an invalid call, short and stable:
@@ -26,7 +26,7 @@ from typing import Any
 
 from toolproxy.grade.schemastage import WRONG_VALUE_KEYWORDS
 from toolproxy.records import ToolCall
-from toolproxy.schema.compiling import resolve_schema
+from toolproxy.schema.resolving import resolve_schema
 from toolproxy.schema.validator import SchemaCheck, SchemaViolation, check_call
 
 CallCheck = Callable[[ToolCall, Sequence[dict[str, Any]]], SchemaCheck]

@@ -1,8 +1,7 @@
-"""The schema a tool call is checked against, compiled once: `resolve_schema` and
-`compile_schema` (the grader's hot path, compiled by mypyc with the grading core).
+"""A tool schema compiled once: `compile_schema` (the grader's hot path, compiled by mypyc
+with the grading core; `schema.resolving` picks the schema a call is checked against).
 
-`resolve_schema` picks the MCP server's real schema when one is known for the tool, else
-the one the agent sent, else none. `compile_schema` compiles a schema once (by object
+`compile_schema` compiles a schema once (by object
 identity, then by `schema_hash`, or by its canonical text when the caller has no hash: the
 hash is made only for a schema outside the quick path) into a `CompiledSchema`:
 `schema.quick`'s accept when the schema is in its subset, else a jsonschema validator
@@ -17,10 +16,9 @@ from __future__ import annotations
 import atexit
 import re
 from collections import OrderedDict
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
-from typing import Any, Final, Literal, Protocol
+from typing import Any, Final
 
 import jsonschema
 
@@ -29,66 +27,10 @@ from toolproxy.schema.accepts import Accept
 from toolproxy.schema.quick import Parts, compile_quick
 from toolproxy.schema.quickerrors import iter_errors as quick_errors
 from toolproxy.util.jsonfast import canonical_dumps, plain_json
-from toolproxy.wire.toolnames import match_tool
 
-SchemaSource = Literal["mcp_server", "offered", "none"]
 CACHE_SIZE = 4096
 TEXT_KEY: Final = "text:"  # the cache's key for a schema by its canonical text, not hash
 MAX_MESSAGE = 500
-
-
-class OfferedLike(Protocol):
-    """What resolution needs of an offered tool (`records.ToolOffered` fits)."""
-
-    @property
-    def name(self) -> str: ...
-
-    @property
-    def parameters(self) -> Any: ...
-
-
-@dataclass(init=False)
-class ResolvedSchema:
-    """The schema a call is checked against, and where it came from."""
-
-    schema: Any  # the JSON Schema (None when source is "none")
-    source: SchemaSource
-    server: str | None = None  # MCP server name, for source "mcp_server"
-    tool: str | None = None  # server tool name, or the offered tool's name
-
-    def __init__(
-        self, schema: Any, source: SchemaSource, server: str | None = None, tool: str | None = None
-    ) -> None:  # written, so mypyc compiles it (a dataclass's runs as Python)
-        self.schema, self.source, self.server, self.tool = schema, source, server, tool
-
-
-def resolve_schema(
-    call_name: str | None,
-    offered: Sequence[OfferedLike] | dict[str, Any],
-    server_tools: Sequence[tuple[str, str, Any]],
-) -> ResolvedSchema:
-    """The schema for a call named `call_name`: the real one, else the offered one, else none.
-
-    `server_tools` are (server, tool, input_schema); the model-facing name is mapped to a
-    server tool with `toolnames.match_tool`, so prefixed names (`mcp__git__git_status`)
-    find their server. `offered` is the tools block of the request that got the call, or
-    its name -> parameters (`grade.checker.offered_tools`).
-    """
-    if call_name is None:
-        return ResolvedSchema(None, "none")
-    if server_tools:
-        schemas = {(server, tool): schema for server, tool, schema in server_tools}
-        hit = match_tool(call_name, schemas)
-        if hit is not None:
-            return ResolvedSchema(schemas[hit], "mcp_server", hit[0], hit[1])
-    if isinstance(offered, dict):
-        if call_name in offered:
-            return ResolvedSchema(offered[call_name], "offered", None, call_name)
-        return ResolvedSchema(None, "none", None, None)
-    for tool in offered:
-        if tool.name == call_name:
-            return ResolvedSchema(tool.parameters, "offered", None, tool.name)
-    return ResolvedSchema(None, "none", None, None)
 
 
 class CompiledSchema:

@@ -3,11 +3,11 @@
 
 The issue's rule: a call is validated against the MCP server's real schema when one is
 known for that tool, otherwise against the schema the agent sent; each result says which
-(`source`). `schema.compiling.resolve_schema` picks the schema and `compile_schema` compiles
+(`source`). `schema.resolving.resolve_schema` picks the schema and `compile_schema` compiles
 it once; the checks here are pure and never raise on bad input (unparseable arguments and
 invalid schemas are results).
 
-Stable strings (`schema.compiling.ResolvedSchema.source`):
+Stable strings (`schema.resolving.ResolvedSchema.source`):
     mcp_server  the real inputSchema of the MCP server tool `match_tool` mapped the name to
     offered     the parameters schema the agent sent with the request that got the call
     none        neither is known: only JSON parsing is checked

@@ -3,7 +3,7 @@
 A call's arguments are pretty JSON, one field per line, and every schema violation is
 written right under the field it is about (`✗ $.city: 3 is not of type 'string'`), checked
 against the schema the server really accepts when an MCP server's pull has the tool, else
-the offered one (`schema.validator.resolve_schema`, as `mcp check` does). Offered tools
+the offered one (`schema.resolving.resolve_schema`, as `mcp check` does). Offered tools
 whose copy differs from the server's definition are marked `≠ server`, and with the tools
 opened each one shows its schema and its drift (`mcp.schemadiff`).
 """
@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from toolproxy.mcp.schemadiff import diff_schemas, inline_refs
-from toolproxy.schema.compiling import resolve_schema
+from toolproxy.schema.resolving import resolve_schema
 from toolproxy.schema.validator import check_value
 from toolproxy.store.rows import CallRow, ExchangeDetail, OfferedRow
 from toolproxy.tui.views import number, pretty, when

@@ -48,10 +48,12 @@ MODULES = (
     "toolproxy.grade.pairing",
     "toolproxy.grade.parsestage",
     "toolproxy.grade.schemastage",
+    "toolproxy.grade.semantic",
     "toolproxy.schema.accepts",
     "toolproxy.schema.compiling",
     "toolproxy.schema.quick",
     "toolproxy.schema.quickerrors",
+    "toolproxy.schema.resolving",
     "toolproxy.util.jsonfast",
     "toolproxy.wire.toolnames",
 )
