@@ -286,8 +286,8 @@ class Call:
     """One observed call as the grader reads it: the `ToolCall`'s fields copied once into a
     plain record (native when compiled: reading a pydantic model's field goes through its
     `__getattr__` hook), and its arguments read once (`call_arguments`), for pairing and
-    the parse stage both. `proven`: the expected call pairing found every argument of
-    matching (`pairing.prove`), so the semantic stage need not match them again."""
+    the parse stage both. `proven`: the expected call whose every argument pairing found
+    present and matching (`pairing._prove`), so the semantic stage need not match again."""
 
     __slots__ = (
         "index", "call_id", "name", "arguments_raw", "arguments", "parse_error", "read", "proven",

@@ -91,7 +91,7 @@ _ARRAY: Final = TYPE_TESTS["array"]
 
 def exact_type(check: Accept) -> Any:
     """The exact type `check` asks for, or `check` itself when it is not one of those tests
-    (compared by identity: keyed by `id`, each lookup boxed a new int to hash)."""
+    (by identity: a lookup keyed by `id()` boxed a new int for every property)."""
     if check is _STRING:
         return str
     if check is _BOOLEAN:
