@@ -207,15 +207,21 @@ def new_verdicts() -> dict[str, str | None]:
     return found
 
 
+def _draft(schema: dict[str, Any] | bool) -> Any:
+    """The validator class of `schema`'s draft: Draft 2020-12 unless its `$schema` names
+    another (read as `validator_for` reads it)."""
+    if type(schema) is not bool and "$schema" in schema:
+        return jsonschema.validators.validator_for(schema, default=_LATEST)
+    return _LATEST
+
+
 def _quick(schema: Any, key: str | None) -> CompiledSchema | None:
     """`schema` on the quick path (valid against the metaschema by construction, so it
     needs no verdict and no hash: `key` may be None), or None for `_compile`."""
     if not (isinstance(schema, dict) or isinstance(schema, bool)):  # no Union built per call
         return None
     try:
-        cls = _LATEST
-        if type(schema) is not bool and "$schema" in schema:  # as `validator_for` reads it
-            cls = jsonschema.validators.validator_for(schema, default=_LATEST)
+        cls = _draft(schema)
         if cls is not _LATEST:
             return None
         formats = _format_checker(cls)
@@ -235,9 +241,7 @@ def _compile(schema: Any, key: str) -> CompiledSchema:
         return CompiledSchema(key, None, f"schema is {type(schema).__name__}, not an object")
     known = key in _VERDICTS
     try:
-        cls = _LATEST
-        if type(schema) is not bool and "$schema" in schema:  # as `validator_for` reads it
-            cls = jsonschema.validators.validator_for(schema, default=_LATEST)
+        cls = _draft(schema)
         formats = _format_checker(cls)
         if known and _VERDICTS[key] is not None:
             return CompiledSchema(key, None, _VERDICTS[key])
