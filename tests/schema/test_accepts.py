@@ -11,10 +11,11 @@ from typing import Any
 from toolproxy.schema.accepts import (
     TYPE_NAMES,
     TYPE_TESTS,
+    Accept,
     all_of,
     always,
     any_of,
-    exact_type,
+    choices,
     items_of,
     never,
     numeric,
@@ -35,12 +36,13 @@ def test_json_types_as_jsonschema_tests_them() -> None:
 
 def test_all_of_keeps_only_checks_that_can_fail() -> None:
     assert all_of([]) is always and all_of([always, always]) is always
-    positive = lambda v: v > 0  # noqa: E731
+    positive = numeric("exclusiveMinimum", 0)
     assert all_of([always, positive]) is positive
-    for n in (2, 3, 4, 5):
-        checks = [lambda v, k=k: v > k for k in range(n)]
+    for n in (2, 3, 4, 5):  # each size: two checks have a class of their own
+        checks = [numeric("exclusiveMinimum", k) for k in range(n)]
         accept = all_of(checks)
         assert accept(n) and not accept(n - 1)
+        assert accept.ok(n) and not accept.ok(n - 1)
 
 
 def test_any_of_holds_when_one_alternative_does() -> None:
@@ -64,14 +66,12 @@ def test_object_of_checks_required_properties_and_extras() -> None:
     assert not strict(OrderedDict(city="Oslo"))
 
 
-def test_object_of_compares_exact_types_as_their_tests_do() -> None:
-    """A property under an exact type test (string, boolean, object, array) is checked by
-    comparing types: bool is no integer, a dict subclass no object, as the tests say."""
+def test_object_of_asks_each_property_its_own_test() -> None:
+    """A property's value gets its type's test: bool is no integer, a dict subclass no
+    object, as the tests say."""
     names = ("string", "boolean", "object", "array", "integer", "number", "null")
     values = ["a", True, 1, 1.0, 2.5, None, {}, [], OrderedDict(), type("L", (list,), {})()]
     for name in names:
-        exact = {"string": str, "boolean": bool, "object": dict, "array": list}.get(name)
-        assert exact_type(TYPE_TESTS[name]) is (exact or TYPE_TESTS[name])
         accept = object_of({"p": TYPE_TESTS[name]}, (), always)
         for value in values:
             assert accept({"p": value}) is TYPE_TESTS[name](value), (name, value)
@@ -85,10 +85,21 @@ def test_items_of_checks_every_item_of_a_list() -> None:
 
 
 def test_numeric_bounds_leave_booleans_and_nan_to_jsonschema() -> None:
-    at_least_one = numeric(lambda v, b: v >= b, 1)
+    at_least_one = numeric("minimum", 1)
     assert at_least_one(1) and at_least_one(1.5) and not at_least_one(0)
     assert at_least_one("text")  # a bound says nothing of strings
     assert not at_least_one(math.nan) and not at_least_one(True)
+    compare = {
+        "minimum": lambda v: v >= 1,
+        "maximum": lambda v: v <= 1,
+        "exclusiveMinimum": lambda v: v > 1,
+        "exclusiveMaximum": lambda v: v < 1,
+    }
+    for keyword, holds in compare.items():
+        accept = numeric(keyword, 1)
+        for v in (0, 1, 2, 0.5, 1.0, 1.5, -1e308, 1e308):
+            assert accept(v) is holds(v), (keyword, v)
+        assert not accept(math.nan) and not accept(False) and accept(None)
 
 
 def test_lengths_count_code_points_of_their_own_type() -> None:
@@ -96,3 +107,30 @@ def test_lengths_count_code_points_of_their_own_type() -> None:
     assert short("ab") and short("é\u0301") and not short("abc")
     assert short([1, 2, 3])  # maxLength says nothing of arrays
     assert sized(list, 1, 1)([0]) and not sized(list, 1, 1)([])
+
+
+def test_a_required_name_outside_properties_is_checked_as_an_extra() -> None:
+    """`required` names a property `properties` does not: it must be there, and its value
+    is additionalProperties' to judge (counted once however the object is ordered)."""
+    accept = object_of({"a": TYPE_TESTS["string"]}, ("a", "b"), TYPE_TESTS["integer"])
+    assert accept({"a": "x", "b": 1}) and accept({"b": 2, "a": "y"})
+    assert not accept({"a": "x"}) and not accept({"b": 1})  # each required name
+    assert not accept({"a": "x", "b": "1"})  # b is an extra: an integer
+    assert not accept({"a": "x", "b": 1, "c": "z"}) and accept({"a": "x", "b": 1, "c": 3})
+    assert object_of({}, ("b",), always)({"b": None})
+
+
+def test_choices_compare_scalars_as_jsonschema_does() -> None:
+    allowed = choices([["a", 1, None, [1]]])
+    assert allowed("a") and allowed(1) and allowed(1.0) and allowed(None)
+    assert not allowed(True) and not allowed("b") and not allowed(math.nan)
+    assert not allowed([1])  # a list or an object: left to jsonschema
+    both = choices([[1, 2], [2]])  # enum and const: in every list
+    assert both(2) and not both(1)
+
+
+def test_every_accept_answers_by_call_and_by_ok() -> None:
+    for test in [*TYPE_TESTS.values(), always, never, choices([[1]]), sized(str, 1, 1)]:
+        assert isinstance(test, Accept)
+        for value in ("", "a", 1, None, [], {}):
+            assert test(value) is test.ok(value)

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from jsonschema.exceptions import best_match
 
 from tests.schema.test_quick import CHECKER, CONFORMS, TOOL, TRICKY, schemas, validator, values
+from toolproxy.schema.accepts import format_of
 from toolproxy.schema.quick import compile_quick
 from toolproxy.schema.quickerrors import QuickError, iter_errors
 
@@ -89,8 +90,8 @@ def test_the_walk_passes_over_values_their_subschema_proves_valid() -> None:
     assert set(parts) == {id(props), id(filters)} and list(parts[id(props)]) == list(props)
     asked: list[Any] = []
 
-    def spy(accept: Any) -> Any:
-        return lambda value: asked.append(value) or accept(value)
+    def spy(accept: Any) -> Any:  # an accept noting what it is asked (a format's test calls)
+        return format_of("spy", lambda value, _: asked.append(value) or accept.ok(value))
 
     watched = {key: {n: spy(a) for n, a in accepts.items()} for key, accepts in parts.items()}
     value = {"city": "Oslo", "days": 0, "tags": ["a", 2]}
@@ -102,9 +103,10 @@ def test_the_walk_passes_over_values_their_subschema_proves_valid() -> None:
 
 
 def test_an_accept_that_raises_is_walked_instead() -> None:
-    def broken(value: Any) -> bool:
+    def raising(value: Any, name: str) -> bool:
         raise ValueError("a format checker that raises")
 
+    broken = format_of("broken", raising)
     parts = {id(TOOL["properties"]): dict.fromkeys(TOOL["properties"], broken)}
     value = {"city": 5, "days": 0}
     errors = list(iter_errors(TOOL, value, CHECKER, parts))

@@ -89,7 +89,7 @@ class CompiledSchema:
         if quick is None:
             return False
         try:
-            return quick(value)
+            return quick.ok(value)
         except Exception:  # noqa: BLE001 - e.g. a format checker that raises: ask jsonschema
             return False
 

@@ -36,16 +36,20 @@ from collections.abc import Callable
 from typing import Any, Final
 
 from toolproxy.schema.accepts import (
+    BOUNDS,
     TYPE_NAMES,
     TYPE_TESTS,
     Accept,
     all_of,
     always,
     any_of,
+    choices,
+    format_of,
     items_of,
     never,
     numeric,
     object_of,
+    pattern,
     sized,
 )
 
@@ -89,17 +93,6 @@ KNOWN: Final = HANDLED | frozenset(ANNOTATIONS) | frozenset(
 
 class _Outside(Exception):
     """The schema uses something the quick path does not handle."""
-
-
-_SCALARS: Final = {str: "s", bool: "b", int: "n", float: "n", type(None): "0"}
-
-
-def _scalar_key(v: Any) -> tuple[str, Any] | None:
-    """A value's identity under jsonschema's `equal` for scalars; None for anything else."""
-    kind = _SCALARS.get(type(v))
-    if kind is None or (kind == "n" and v != v):  # NaN equals nothing
-        return None
-    return kind, v
 
 
 def compile_quick(
@@ -275,8 +268,7 @@ def _type(spec: Any) -> Accept:
         raise _Outside
     if any(type(t) is not str or t not in TYPE_NAMES for t in spec):
         raise _Outside
-    tests = tuple(TYPE_TESTS[t] for t in spec)
-    return lambda v: any(test(v) for test in tests)
+    return any_of([TYPE_TESTS[t] for t in spec])
 
 
 def _choices(schema: dict[str, Any]) -> Accept:
@@ -287,22 +279,9 @@ def _choices(schema: dict[str, Any]) -> Accept:
         options.append(schema["enum"])
     if "const" in schema:
         options.append([schema["const"]])
-    allowed = [{k for k in map(_scalar_key, values) if k is not None} for values in options]
-    # a lambda: mypyc keeps a nested `def` in its own closure environment, a reference
-    # cycle that only the collector frees (one per enum a schema compiles)
-    return lambda v: _chosen(_scalar_key(v), allowed)
+    return choices(options)
 
 
-def _chosen(key: tuple[str, Any] | None, allowed: list[set[tuple[str, Any]]]) -> bool:
-    return key is not None and all(key in keys for keys in allowed)
-
-
-_COMPARISONS: Final[dict[str, Callable[[Any, Any], bool]]] = {
-    "minimum": lambda v, b: v >= b,
-    "maximum": lambda v, b: v <= b,
-    "exclusiveMinimum": lambda v, b: v > b,
-    "exclusiveMaximum": lambda v, b: v < b,
-}
 _LENGTHS: Final[dict[str, tuple[type, int]]] = {
     "minLength": (str, 1),
     "maxLength": (str, -1),
@@ -313,12 +292,12 @@ _LENGTHS: Final[dict[str, tuple[type, int]]] = {
 
 def _bounds(schema: dict[str, Any], checks: list[Accept]) -> None:
     """Each bound of `schema` onto `checks` (comparisons first, then lengths)."""
-    for key, holds in _COMPARISONS.items():
+    for key in BOUNDS:
         if key in schema:
             bound = schema[key]
             if not _number(bound):
                 raise _Outside
-            checks.append(numeric(holds, bound))
+            checks.append(numeric(key, bound))
     for key, (kind, sign) in _LENGTHS.items():
         if key in schema:
             limit = schema[key]
@@ -327,14 +306,13 @@ def _bounds(schema: dict[str, Any], checks: list[Accept]) -> None:
             checks.append(sized(kind, sign, limit))
 
 
-def _pattern(pattern: Any) -> Accept:
-    if type(pattern) is not str:
+def _pattern(spec: Any) -> Accept:
+    if type(spec) is not str:
         raise _Outside
-    compiled = re.compile(pattern)
-    return lambda v: type(v) is not str or compiled.search(v) is not None
+    return pattern(re.compile(spec))
 
 
 def _format(name: Any, conforms: Callable[[Any, str], bool]) -> Accept:
     if type(name) is not str:
         raise _Outside
-    return lambda v: conforms(v, name)
+    return format_of(name, conforms)

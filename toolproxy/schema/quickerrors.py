@@ -180,7 +180,7 @@ def _is(instance: Any, name: str) -> bool:
     """`TYPES.is_type`: for plain JSON values the quick path's own type tests say the same
     (bool is no number; 1.0 is an integer), in a third of the time."""
     test = TYPE_TESTS.get(name)
-    return TYPES.is_type(instance, name) if test is None else test(instance)
+    return TYPES.is_type(instance, name) if test is None else test.ok(instance)
 
 
 def _type(walk: _Walk, types: Any, instance: Any, schema: Any, out: Errors) -> None:
@@ -207,7 +207,7 @@ def _properties(walk: _Walk, properties: Any, instance: Any, schema: Any, out: E
 def _proven(accept: Accept, value: Any) -> bool:
     """Does the quick accept prove `value` valid (so a walk would find no error)?"""
     try:
-        return accept(value)
+        return accept.ok(value)
     except Exception:  # noqa: BLE001 - e.g. a format checker that raises: walk it
         return False
 
