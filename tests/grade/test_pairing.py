@@ -147,16 +147,9 @@ def reference_unordered(case: Case, calls: list, names: ToolNames) -> list[tuple
     return pairs
 
 
-TOOLS = st.sampled_from(["a", "b", "s_a", "mcp__s__a"])  # s_a and mcp__s__a mean a
-ARGS = st.dictionaries(st.sampled_from(["x", "y"]), st.integers(0, 2), max_size=2)
-
-
-@settings(max_examples=500)
-@given(
-    st.lists(st.tuples(TOOLS, ARGS), min_size=1, max_size=4),
-    st.lists(st.tuples(TOOLS, ARGS | st.none()), max_size=5),
-)
-def test_unordered_pairing_follows_the_rule(expected: list, observed: list) -> None:
+def _tool_calls(expected: list, observed: list) -> tuple[Case, list]:
+    """An unordered case of (tool, args) expectations, and the (tool, args) calls made (args
+    None: a call whose arguments do not parse)."""
     case = Case(
         id="c",
         order="unordered",
@@ -171,6 +164,20 @@ def test_unordered_pairing_follows_the_rule(expected: list, observed: list) -> N
             for j, (n, a) in enumerate(observed)
         ]
     )
+    return case, calls
+
+
+TOOLS = st.sampled_from(["a", "b", "s_a", "mcp__s__a"])  # s_a and mcp__s__a mean a
+ARGS = st.dictionaries(st.sampled_from(["x", "y"]), st.integers(0, 2), max_size=2)
+
+
+@settings(max_examples=500)
+@given(
+    st.lists(st.tuples(TOOLS, ARGS), min_size=1, max_size=4),
+    st.lists(st.tuples(TOOLS, ARGS | st.none()), max_size=5),
+)
+def test_unordered_pairing_follows_the_rule(expected: list, observed: list) -> None:
+    case, calls = _tool_calls(expected, observed)
     names = ToolNames(servers=("s",))
     got = pair_calls(case, calls, names)
     index = {id(e): i for i, e in enumerate(case.calls)}
@@ -215,3 +222,38 @@ def test_parallel_calls_right_in_and_out_of_order_are_proven() -> None:
         pair_calls(case, calls, ToolNames())
         proven = [o.proven.args["city"].value if o.proven else None for o in calls]
         assert proven == [a["city"] if a in expected else None for a in observed]
+
+
+@settings(max_examples=300)
+@given(
+    st.lists(st.tuples(TOOLS, ARGS), min_size=1, max_size=4),
+    st.lists(st.tuples(TOOLS, ARGS | st.none()), max_size=5),
+)
+def test_a_call_to_any_tool_is_proven_only_for_its_pair(expected: list, observed: list) -> None:
+    """Calls in place, out of place, to one tool or several: a proven call is proven for
+    the expectation it was paired with, and matches every argument that names."""
+    case, calls = _tool_calls(expected, observed)
+    pairs = pair_calls(case, calls, ToolNames(servers=("s",)))
+    partner = {id(o): e for e, o, _ in pairs if o is not None}
+    for o in calls:
+        if o.proven is not None:
+            assert o.proven is partner[id(o)]
+            assert isinstance(o.arguments, dict)
+            assert all(o.arguments.get(k) == m.value for k, m in o.proven.args.items())
+
+
+def test_calls_to_different_tools_right_and_in_place_are_proven() -> None:
+    case = Case(
+        id="c",
+        order="unordered",
+        calls=[
+            ExpectedCall(tool="weather", args={"city": Matcher(value="Oslo")}),
+            ExpectedCall(tool="time", args={"zone": Matcher(value="CET")}),
+        ],
+    )
+    right = [("weather", {"city": "Oslo"}), ("time", {"zone": "CET"})]
+    for observed, proven in ((right, [0, 1]), ([right[0], ("time", {"zone": "UTC"})], [])):
+        calls = views([ToolCall(index=j, name=n, arguments=a) for j, (n, a) in enumerate(observed)])
+        pairs = pair_calls(case, calls, ToolNames())
+        assert [(e.tool, o.name) for e, o, _ in pairs] == [("weather", "weather"), ("time", "time")]
+        assert [j for j, o in enumerate(calls) if o.proven is case.calls[j]] == proven

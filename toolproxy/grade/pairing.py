@@ -100,6 +100,14 @@ def _pair_unordered(
 ) -> dict[int, int]:
     """Each expected call's observed one: by tool, and where a call could answer more than
     one expectation, the best argument scores first (ties: expected, then observed order)."""
+    # every call where it was expected: each a candidate for its own expectation, so
+    # `_in_order` is the diagonal's scores alone (and with no other candidate, the pairing
+    # below takes the diagonal too), asked before any candidate is listed
+    in_place = len(expected) == len(observed) and _in_place(expected, observed, names)
+    if in_place:
+        reads = [call_arguments(o, incomplete=False)[0] for o in observed]
+        if _full_diagonal(expected, reads):
+            return _proven_diagonal(expected, observed, reads)
     called = [o.name for o in observed]
     by_tool: dict[str, list[int]] = {}  # expected tool -> the calls that name it
     rows: list[list[int]] = []
@@ -127,10 +135,8 @@ def _pair_unordered(
                     break
         return taken
     reads = [call_arguments(o, incomplete=False)[0] for o in observed]  # once a call
-    if _in_order(expected, rows, reads):
-        for i in range(len(expected)):
-            _prove(expected[i], observed[i], reads[i])  # `_in_order` scored it full
-        return {i: i for i in range(len(expected))}
+    if not in_place and _in_order(expected, rows, reads):  # (in place: answered above)
+        return _proven_diagonal(expected, observed, reads)
     # argument scores, best first: one int a candidate, (best - score, i, j) in that order
     n_e, n_o = len(expected), len(observed)
     best = 2 * max(len(e.args) for e in expected)
@@ -162,14 +168,32 @@ def _in_order(expected: list[ExpectedCall], rows: list[list[int]], reads: list[A
     exactly those pairs: every row's diagonal is in the best score's tier, which is taken
     row by row, and a row's earlier candidates were taken by the rows before it. Parallel
     calls made right and in order are paired without scoring every other pair."""
-    size = len(expected[0].args)
     if len(reads) < len(expected):
         return False
     for i in range(len(expected)):
+        if i not in rows[i]:
+            return False
+    return _full_diagonal(expected, reads)
+
+
+def _full_diagonal(expected: list[ExpectedCall], reads: list[Any]) -> bool:
+    """Does each expected call's own call (the same position) match every argument, all
+    expectations naming as many arguments?"""
+    size = len(expected[0].args)
+    for i in range(len(expected)):
         e = expected[i]
-        if len(e.args) != size or i not in rows[i] or _score(e, reads[i]) != 2 * size:
+        if len(e.args) != size or _score(e, reads[i]) != 2 * size:
             return False
     return True
+
+
+def _proven_diagonal(
+    expected: list[ExpectedCall], observed: list[Call], reads: list[Any]
+) -> dict[int, int]:
+    """Each expected call paired with the call at its own position, every one proven."""
+    for i in range(len(expected)):
+        _prove(expected[i], observed[i], reads[i])  # `_full_diagonal` scored it full
+    return {i: i for i in range(len(expected))}
 
 
 def _score(e: ExpectedCall, args: dict[str, Any] | None) -> int:
