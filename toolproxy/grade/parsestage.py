@@ -273,8 +273,10 @@ def json_type(value: object) -> str:
         return "boolean"
     if isinstance(value, int) or isinstance(value, float):
         return "number"
-    names: dict[type, str] = {dict: "object", list: "array", str: "string"}
-    return names.get(type(value), type(value).__name__)
+    return _JSON_NAMES.get(type(value), type(value).__name__)
+
+
+_JSON_NAMES: Final[dict[type, str]] = {dict: "object", list: "array", str: "string"}  # built once
 
 
 def explain(text: str) -> str:

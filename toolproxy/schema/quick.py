@@ -122,10 +122,14 @@ def _count(v: Any) -> bool:
 
 _REF: Final = re.compile(r"#/\$defs/([A-Za-z0-9_.-]+)")
 _OBJECT_KEYS: Final = frozenset({"properties", "required", "additionalProperties"})
-_BOUNDS: Final = frozenset(
-    {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "minLength", "maxLength",
-     "minItems", "maxItems"}
-)  # fmt: skip
+_LENGTHS: Final[dict[str, tuple[type, int]]] = {
+    "minLength": (str, 1),
+    "maxLength": (str, -1),
+    "minItems": (list, 1),
+    "maxItems": (list, -1),
+}
+# every bound `_bounds` reads: the comparisons, then the lengths
+_BOUNDS: Final = frozenset(BOUNDS) | frozenset(_LENGTHS)
 
 
 class _Compiler:
@@ -280,14 +284,6 @@ def _choices(schema: dict[str, Any]) -> Accept:
     if "const" in schema:
         options.append([schema["const"]])
     return choices(options)
-
-
-_LENGTHS: Final[dict[str, tuple[type, int]]] = {
-    "minLength": (str, 1),
-    "maxLength": (str, -1),
-    "minItems": (list, 1),
-    "maxItems": (list, -1),
-}
 
 
 def _bounds(schema: dict[str, Any], checks: list[Accept]) -> None:
