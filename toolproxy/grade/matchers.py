@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import math
 import re
-import reprlib
 import unicodedata
 from collections.abc import Callable, Sequence
 from datetime import date, datetime
@@ -38,102 +37,10 @@ from functools import lru_cache
 from typing import Any, Final
 
 from toolproxy.grade.model import Matcher
+from toolproxy.grade.showing import show
 
 Judge = Callable[[str, Any], tuple[float, str]]  # (score 1 / 0.5 / 0, reason)
 MatchResult = tuple[bool | None, str | None]
-
-_SHOW = reprlib.Repr(maxlevel=3, maxstring=80, maxother=80, maxlist=6, maxdict=6)
-# `_SHOW`'s limits, for `_short` (an int's is reprlib's default `maxlong`, a tuple's `maxtuple`)
-_LEVEL: Final = 3
-_STRING: Final = 80
-_OTHER: Final = 80
-_LONG: Final = 40
-_ITEMS: Final = 6  # maxlist, maxtuple and maxdict alike
-_FILL: Final = "..."
-
-
-class _Foreign(Exception):
-    """A value `_short` leaves to reprlib (a set, a dict with a key that is not a str, ...)."""
-
-
-def show(value: Any) -> str:
-    """A short repr of `value`, safe on deeply nested values: `_SHOW.repr(value)` exactly.
-    JSON's types (and tuples) are written here, as reprlib writes them: its dispatch runs
-    as Python, about 9,000 instructions a failing `any_of`'s choices (callgrind)."""
-    try:
-        return _short(value, _LEVEL)
-    except _Foreign:
-        pass
-    try:
-        return _SHOW.repr(value)
-    except Exception:  # noqa: BLE001 - a repr that fails must not fail grading
-        return f"<{type(value).__name__}>"
-
-
-def _short(x: Any, level: int) -> str:
-    """`_SHOW.repr1(x, level)` for str, int, float, bool, None, list, tuple and a dict
-    with str keys, at any depth; `_Foreign` for anything else."""
-    kind = type(x)
-    if kind is str:
-        return _short_str(x)
-    if kind is int:
-        return _cut(repr(x), _LONG)
-    if kind is float or kind is bool or x is None:
-        return _cut(repr(x), _OTHER)
-    if kind is list:
-        return _short_items(x, level, "[", "]")
-    if kind is tuple:
-        return _short_items(list(x), level, "(", ")")
-    if kind is dict:
-        return _short_dict(x, level)
-    raise _Foreign
-
-
-def _short_str(x: str) -> str:
-    text = repr(x[:_STRING])
-    if len(text) <= _STRING:
-        return text
-    i = (_STRING - 3) // 2
-    j = _STRING - 3 - i
-    text = repr(x[:i] + x[len(x) - j :])
-    return text[:i] + _FILL + text[len(text) - j :]
-
-
-def _cut(text: str, limit: int) -> str:
-    if len(text) <= limit:
-        return text
-    i = (limit - 3) // 2
-    return text[:i] + _FILL + text[len(text) - (limit - 3 - i) :]
-
-
-def _short_items(items: list[Any], level: int, left: str, right: str) -> str:
-    if not items:
-        return left + right
-    if level <= 0:
-        return left + _FILL + right
-    pieces = [_short(items[k], level - 1) for k in range(min(len(items), _ITEMS))]
-    if len(items) > _ITEMS:
-        pieces.append(_FILL)
-    trail = "," if len(items) == 1 and left == "(" else ""  # a 1-tuple, written whole
-    return left + ", ".join(pieces) + trail + right
-
-
-def _short_dict(x: dict[Any, Any], level: int) -> str:
-    if not x:
-        return "{}"
-    if level <= 0:
-        return "{" + _FILL + "}"
-    for key in x:
-        if type(key) is not str:
-            raise _Foreign  # reprlib sorts keys of one kind, and others as they come
-    keys = sorted(x)
-    pieces = [
-        _short_str(keys[k]) + ": " + _short(x[keys[k]], level - 1)
-        for k in range(min(len(keys), _ITEMS))
-    ]
-    if len(keys) > _ITEMS:
-        pieces.append(_FILL)
-    return "{" + ", ".join(pieces) + "}"
 
 
 def is_number(value: Any) -> bool:

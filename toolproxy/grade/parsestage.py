@@ -265,6 +265,9 @@ def _value_reading(value: object, encoded: str) -> Reading:
     return None, "malformed_json", f"arguments are a JSON {json_type(value)}, not an object"
 
 
+_JSON_NAMES: Final[dict[type, str]] = {dict: "object", list: "array", str: "string"}  # built once
+
+
 def json_type(value: object) -> str:
     """The JSON name of a parsed value's type: object, array, string, number, boolean, null."""
     if value is None:
@@ -274,9 +277,6 @@ def json_type(value: object) -> str:
     if isinstance(value, int) or isinstance(value, float):
         return "number"
     return _JSON_NAMES.get(type(value), type(value).__name__)
-
-
-_JSON_NAMES: Final[dict[type, str]] = {dict: "object", list: "array", str: "string"}  # built once
 
 
 def explain(text: str) -> str:

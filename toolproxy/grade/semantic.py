@@ -10,10 +10,11 @@ from typing import Any
 
 from toolproxy.grade.grades import ArgGrade
 from toolproxy.grade.labels import Label
-from toolproxy.grade.matchers import Judge, coercions, judge_match, match, matches, show
+from toolproxy.grade.matchers import Judge, coercions, judge_match, match, matches
 from toolproxy.grade.model import ExpectedCall, Matcher
 from toolproxy.grade.pairing import ABSENT
 from toolproxy.grade.parsestage import json_type
+from toolproxy.grade.showing import show
 from toolproxy.wire.common import parse_arguments
 
 

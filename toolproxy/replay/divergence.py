@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Final
 
-from toolproxy.grade.matchers import deep_equal, show
+from toolproxy.grade.matchers import deep_equal
+from toolproxy.grade.showing import show
 from toolproxy.records import ToolCall
 
 MAX_SHOWN_DIFFS: Final = 3  # argument differences named in one line; the rest counted

@@ -44,6 +44,7 @@ MODULES = (
     "toolproxy.grade.grades",
     "toolproxy.grade.labels",
     "toolproxy.grade.matchers",
+    "toolproxy.grade.showing",
     "toolproxy.grade.model",
     "toolproxy.grade.pairing",
     "toolproxy.grade.parsestage",
