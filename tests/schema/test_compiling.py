@@ -43,6 +43,18 @@ def test_a_schema_without_its_hash_keeps_its_verdict_under_the_hash():
     assert compiling.new_verdicts() == {}
 
 
+def test_only_schemas_of_one_text_share_a_compile():
+    # orjson writes NaN as null: keyed by its bytes, these two would share one compile
+    nan, null = {"const": float("nan")}, {"const": None}
+    assert compile_schema(nan) is not compile_schema(null)
+    assert check_value(None, null).valid and not check_value(None, nan).valid
+    one, two = ({"type": "integer", "minimum": m} for m in (1, 1.0))  # "1" and "1.0"
+    assert compile_schema(one) is compile_schema({"minimum": 1, "type": "integer"})
+    assert compile_schema(two) is not compile_schema(one)
+    odd = {"enum": [2**64]}  # beyond orjson: keyed by the json module's text
+    assert compile_schema(json.loads(json.dumps(odd))) is compile_schema(odd)
+
+
 def test_the_cache_is_bounded(monkeypatch):
     monkeypatch.setattr(compiling, "CACHE_SIZE", 2)
     for n in range(5):

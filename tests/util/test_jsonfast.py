@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+from datetime import datetime
 from typing import Any
 
+import orjson
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -18,6 +20,7 @@ from toolproxy.util.jsonfast import (
     loads,
     plain_json,
     pretty_dumps,
+    sorted_bytes,
     text_sha256,
 )
 
@@ -132,6 +135,36 @@ def test_canonical_dumps_raises_as_json_does() -> None:
             json_dumps(value)
         with pytest.raises(TypeError):
             canonical_dumps(value)
+
+
+@given(json_values)
+def test_sorted_bytes_stand_for_the_canonical_text(value: Any) -> None:
+    """For finite JSON values, equal bytes mean equal texts: the bytes read back as a value
+    of the same text, and a value of the same text has the same bytes."""
+    key = sorted_bytes(value)
+    if key is None:  # orjson refuses integers beyond 64 bits, and only them here
+        assert has_long_number(canonical_dumps(value))
+        return
+    assert canonical_dumps(orjson.loads(key)) == canonical_dumps(value)
+    assert sorted_bytes(json.loads(json.dumps(value))) == key
+
+
+def test_sorted_bytes_refuse_what_json_does_not_write_as_its_own() -> None:
+    class Text(str):
+        pass
+
+    for value in (
+        {"enum": [2**64]},
+        {1: "x"},
+        {"const": datetime(2025, 1, 1)},
+        {"const": Text("x")},
+        {"enum": {1, 2}},
+        b"x",
+    ):
+        assert sorted_bytes(value) is None, value
+    assert sorted_bytes({"b": [1, 2.5], "a": "é"}) == '{"a":"é","b":[1,2.5]}'.encode()
+    # where different values share bytes (so a lookup by them compares the values)
+    assert sorted_bytes([float("nan"), float("inf")]) == sorted_bytes([None, None])
 
 
 def json_pretty(value: Any) -> str:

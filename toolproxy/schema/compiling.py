@@ -2,8 +2,9 @@
 with the grading core; `schema.resolving` picks the schema a call is checked against).
 
 `compile_schema` compiles a schema once (by object
-identity, then by `schema_hash`, or by its canonical text when the caller has no hash: the
-hash is made only for a schema outside the quick path) into a `CompiledSchema`:
+identity, then by `schema_hash`, or by its text when the caller has no hash: orjson's
+sorted bytes (`jsonfast.sorted_bytes`), else the canonical text; the hash is made only for a
+schema outside the quick path) into a `CompiledSchema`:
 `schema.quick`'s accept when the schema is in its subset, else a jsonschema validator
 (Draft 2020-12 unless the schema's `$schema` names another draft; `format` is checked), or
 why the schema is unusable. Verdicts of the metaschema check are remembered per schema hash
@@ -26,7 +27,7 @@ from toolproxy.records import text_schema_hash
 from toolproxy.schema.accepts import Accept
 from toolproxy.schema.quick import Parts, compile_quick
 from toolproxy.schema.quickerrors import iter_errors as quick_errors
-from toolproxy.util.jsonfast import canonical_dumps, plain_json
+from toolproxy.util.jsonfast import canonical_dumps, plain_json, sorted_bytes
 
 CACHE_SIZE = 4096
 TEXT_KEY: Final = "text:"  # the cache's key for a schema by its canonical text, not hash
@@ -53,8 +54,8 @@ class CompiledSchema:
     ) -> None:
         self.key = key
         self.error = error
-        self.quick = quick  # schema.quick's accept; with it, schema and formats are set
-        self.schema = schema
+        self.quick = quick  # schema.quick's accept; with it, formats is set
+        self.schema = schema  # the schema compiled (the first of its text)
         self.formats = formats
         self.parts: Parts = {} if parts is None else parts  # subschemas' accepts
         self._validator = validator
@@ -95,7 +96,7 @@ class CompiledSchema:
 
 
 _LATEST: Final = jsonschema.Draft202012Validator  # the draft of a schema that names none
-_BY_KEY: Final[OrderedDict[str, CompiledSchema]] = OrderedDict()
+_BY_KEY: Final[OrderedDict[str | bytes, CompiledSchema]] = OrderedDict()
 # id(schema) -> (schema, compiled); holding the schema keeps its id from being reused.
 _BY_ID: Final[OrderedDict[int, tuple[Any, CompiledSchema]]] = OrderedDict()
 _FORMATS: Final[dict[type, jsonschema.FormatChecker]] = {}
@@ -325,23 +326,52 @@ def compile_schema(schema: Any, key: str | None = None) -> CompiledSchema:
     noted = _KEYS.get(id(schema)) if key is None else None
     if noted is not None and noted[0] is schema:
         key = noted[1]
-    text = ""  # the canonical text, when the key is not known
-    if key is None:
-        try:
-            text = canonical_dumps(schema)  # what schema_hash hashes
-        except (TypeError, ValueError):  # not JSON-serialisable: cannot be a schema
-            key = f"id:{id(schema)}"
-    # by its hash when the caller has it, else by the canonical text itself: a dict hashes
-    # the text faster than SHA-256 does, and a quick schema never needs its hash
-    cached = key if key is not None else TEXT_KEY + text
+    # by its hash when the caller has it, else by its text itself: a dict hashes the text
+    # faster than SHA-256 does, and a quick schema never needs its hash. orjson's bytes
+    # (`sorted_bytes`) stand for the text, written without walking the schema first; a hit
+    # by them is compared with the schema compiled (NaN and null are both written null).
+    # The canonical text when orjson refuses the schema.
+    text = ""  # the canonical text, when made
+    as_bytes: bytes | None = None
+    cached: str | bytes
+    if key is not None:
+        cached = key
+    else:
+        as_bytes = sorted_bytes(schema)
+        if as_bytes is not None:
+            cached = as_bytes
+        else:
+            key, text = _text(schema)
+            cached = key if key is not None else TEXT_KEY + text
     compiled = _BY_KEY.get(cached)
     if compiled is None:
-        compiled = _quick(schema, key)
-        if compiled is None:
-            compiled = _compile(schema, key if key is not None else text_schema_hash(text))
+        compiled = _new(schema, key, text)
         _remember(_BY_KEY, cached, compiled)
+    elif as_bytes is not None and compiled.schema != schema:  # the same bytes, another value
+        compiled = _new(schema, key, text)  # kept by its identity alone
     _remember(_BY_ID, id(schema), (schema, compiled))
     return compiled
+
+
+def _new(schema: Any, key: str | None, text: str) -> CompiledSchema:
+    """`schema` compiled (`key`: its hash if known; `text`: its canonical text if made),
+    holding the schema it was compiled from."""
+    compiled = _quick(schema, key)
+    if compiled is None:
+        if key is None and not text:  # keyed by its bytes: the text is needed now
+            key, text = _text(schema)
+        compiled = _compile(schema, key if key is not None else text_schema_hash(text))
+        compiled.schema = schema
+    return compiled
+
+
+def _text(schema: Any) -> tuple[str | None, str]:
+    """(None, the canonical text schema_hash hashes), or (its identity as its key, ""):
+    not JSON, so it cannot be a schema."""
+    try:
+        return None, canonical_dumps(schema)
+    except (TypeError, ValueError):
+        return f"id:{id(schema)}", ""
 
 
 def cut_message(text: str) -> str:

@@ -84,6 +84,29 @@ def canonical_dumps(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
+# a key refuses what json.dumps would not write as JSON's own values (subclasses, dates,
+# dataclasses); integers beyond 64 bits, bytes, sets and keys that are not strings it refuses
+_KEY_OPTIONS: Final = (
+    orjson.OPT_SORT_KEYS
+    | orjson.OPT_PASSTHROUGH_SUBCLASS
+    | orjson.OPT_PASSTHROUGH_DATETIME
+    | orjson.OPT_PASSTHROUGH_DATACLASS
+)
+
+
+def sorted_bytes(value: Any) -> bytes | None:
+    """orjson's text of a JSON value, keys sorted: a dict key for values, written without
+    walking the value first. Values of one canonical text (`canonical_dumps`) have the same
+    bytes, and finite JSON values of different texts have different bytes; but orjson
+    writes NaN and the infinities as null, and a UUID or an Enum member as its value, so a
+    hit by these bytes is compared with the value. None when orjson refuses the value
+    (`_KEY_OPTIONS`)."""
+    try:
+        return orjson.dumps(value, option=_KEY_OPTIONS)
+    except orjson.JSONEncodeError:
+        return None
+
+
 def pretty_dumps(value: Any) -> str:
     """`json.dumps(value, indent=2, ensure_ascii=False)`, raising as it does, via orjson
     when that writes the same text: JSON's own values (`plain_json`) whose floats are 0 or
