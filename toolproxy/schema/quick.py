@@ -256,11 +256,14 @@ def _repeats(names: list[str]) -> bool:
 
 
 def _plain_leaf(schema: dict[str, Any]) -> bool:
-    """Only `type` and text annotations (`description`, `title`)?"""
-    for key, value in schema.items():
-        if key != "type" and not ((key == "description" or key == "title") and type(value) is str):
-            return False
-    return True
+    """Only `type` and text annotations (`description`, `title`)? Asked of a schema of at
+    most 3 keys, `type` one of them; looked up, not iterated (each item a tuple)."""
+    n = len(schema)
+    if n == 1:
+        return True
+    description, title = schema.get("description"), schema.get("title")
+    texts = (type(description) is str) + (type(title) is str)
+    return texts == n - 1
 
 
 def _type(spec: Any) -> Accept:

@@ -86,12 +86,15 @@ def canonical_dumps(value: Any) -> str:
 
 # a key refuses what json.dumps would not write as JSON's own values (subclasses, dates,
 # dataclasses); integers beyond 64 bits, bytes, sets and keys that are not strings it refuses
-_KEY_OPTIONS: Final = (
+# (typed Any, and orjson.dumps held here: compiled, the int is not boxed and the function
+# not looked up on the module per call)
+_KEY_OPTIONS: Final[Any] = (
     orjson.OPT_SORT_KEYS
     | orjson.OPT_PASSTHROUGH_SUBCLASS
     | orjson.OPT_PASSTHROUGH_DATETIME
     | orjson.OPT_PASSTHROUGH_DATACLASS
 )
+_DUMPS: Final = orjson.dumps
 
 
 def sorted_bytes(value: Any) -> bytes | None:
@@ -102,7 +105,7 @@ def sorted_bytes(value: Any) -> bytes | None:
     hit by these bytes is compared with the value. None when orjson refuses the value
     (`_KEY_OPTIONS`)."""
     try:
-        return orjson.dumps(value, option=_KEY_OPTIONS)
+        return _DUMPS(value, option=_KEY_OPTIONS)
     except orjson.JSONEncodeError:
         return None
 
