@@ -11,6 +11,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.strategies import finite_json
 from toolproxy.errors import UserError
 from toolproxy.grade.casefile import (
     _SLOW,
@@ -28,15 +29,7 @@ from toolproxy.grade.casefile import _fast_line as _fast_line
 from toolproxy.grade.casefile import _Loader as _Loader  # the loader under test
 from toolproxy.util.jsonfast import plain_json
 
-json_values = st.recursive(
-    st.none()
-    | st.booleans()
-    | st.integers()
-    | st.floats(allow_nan=False, allow_infinity=False)
-    | st.text(),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(), inner, max_size=3),
-    max_leaves=8,
-)
+json_values = finite_json
 
 
 def read(path: Path) -> list:

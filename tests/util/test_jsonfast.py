@@ -12,6 +12,7 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+from tests.strategies import finite_json
 from toolproxy.util.jsonfast import (
     canonical_dumps,
     canonical_sha256,
@@ -137,18 +138,7 @@ def test_canonical_dumps_raises_as_json_does() -> None:
             canonical_dumps(value)
 
 
-finite_values = st.recursive(
-    st.none()
-    | st.booleans()
-    | st.integers()
-    | st.floats(allow_nan=False, allow_infinity=False)
-    | st.text(),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(), inner, max_size=3),
-    max_leaves=10,
-)
-
-
-@given(finite_values)
+@given(finite_json)
 @example(float("1e16"))
 @example({"minimum": 2.9803699941609507e-05, "big": [2**63, -(2**63)]})
 def test_sorted_bytes_stand_for_the_canonical_text(value: Any) -> None:

@@ -84,10 +84,10 @@ def canonical_dumps(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
-# a key refuses what json.dumps would not write as JSON's own values (subclasses, dates,
-# dataclasses); integers beyond 64 bits, bytes, sets and keys that are not strings it refuses
-# (typed Any, and orjson.dumps held here: compiled, the int is not boxed and the function
-# not looked up on the module per call)
+# `sorted_bytes`' options: subclasses, dates and dataclasses are passed through to no
+# `default`, so refused (they take the canonical text), as orjson refuses integers beyond
+# 64 bits, bytes, sets and keys that are not strings. Typed Any and held here with
+# orjson.dumps: compiled, the int is not boxed nor the function looked up per call.
 _KEY_OPTIONS: Final[Any] = (
     orjson.OPT_SORT_KEYS
     | orjson.OPT_PASSTHROUGH_SUBCLASS
