@@ -11,7 +11,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.strategies import finite_json
+from tests.strategies import finite_json as json_values
 from toolproxy.errors import UserError
 from toolproxy.grade.casefile import (
     _SLOW,
@@ -28,8 +28,6 @@ from toolproxy.grade.casefile import (
 from toolproxy.grade.casefile import _fast_line as _fast_line
 from toolproxy.grade.casefile import _Loader as _Loader  # the loader under test
 from toolproxy.util.jsonfast import plain_json
-
-json_values = finite_json
 
 
 def read(path: Path) -> list:
