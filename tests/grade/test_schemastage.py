@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -9,15 +10,25 @@ import pytest
 from toolproxy.grade.schemastage import Flagged, check_schema
 from toolproxy.schema.compiling import compile_schema
 
+Run = Callable[[dict[str, Any], dict[str, Any]], tuple[list[str], dict[str, str], list[str]]]
 
-def run(
-    schema: dict[str, Any], args: dict[str, Any]
-) -> tuple[list[str], dict[str, str], list[str]]:
-    flagged: Flagged = {}
-    notes: list[str] = []
-    validator = compile_schema(schema).validator
-    labels = check_schema(validator, args, flagged, notes)
-    return list(labels), {k: g.bucket for k, (_, g) in flagged.items()}, notes
+
+@pytest.fixture(params=["jsonschema", "compiled"])
+def run(request: pytest.FixtureRequest) -> Run:
+    """The stage over jsonschema's own errors, and over what the grader hands it: the
+    compiled schema's (`QuickError`s on the quick path, jsonschema's elsewhere)."""
+
+    def stage(
+        schema: dict[str, Any], args: dict[str, Any]
+    ) -> tuple[list[str], dict[str, str], list[str]]:
+        flagged: Flagged = {}
+        notes: list[str] = []
+        compiled = compile_schema(schema)
+        validator = compiled.validator if request.param == "jsonschema" else compiled
+        labels = check_schema(validator, args, flagged, notes)
+        return list(labels), {k: g.bucket for k, (_, g) in flagged.items()}, notes
+
+    return stage
 
 
 OBJ = {"type": "object", "properties": {"n": {"type": "integer"}, "s": {"type": "string"}}}
@@ -35,25 +46,25 @@ OBJ = {"type": "object", "properties": {"n": {"type": "integer"}, "s": {"type": 
         ({"s": None}, "schema_violation", "malformed"),
     ],
 )
-def test_type_errors(args, label, bucket):
+def test_type_errors(run, args, label, bucket):
     labels, buckets, _ = run(OBJ, args)
     assert labels == ([label] if label else [])
     assert buckets == ({next(iter(args)): bucket} if bucket else {})
 
 
-def test_boolean_strings_coerce():
+def test_boolean_strings_coerce(run):
     schema = {"type": "object", "properties": {"b": {"type": ["boolean", "null"]}}}
     assert run(schema, {"b": "true"})[0] == ["type_coercion"]
 
 
-def test_required_names_each_missing_argument():
+def test_required_names_each_missing_argument(run):
     labels, buckets, notes = run({"type": "object", "required": ["a", "b", "c"]}, {"b": 1})
     assert labels == ["missing_required", "missing_required"]  # jsonschema: one per name
     assert buckets == {"a": "missing", "c": "missing"}
     assert notes[0].startswith("$: ")
 
 
-def test_invented_names_are_hallucinated():
+def test_invented_names_are_hallucinated(run):
     schema = {
         "type": "object",
         "properties": {"a": {}},
@@ -65,7 +76,7 @@ def test_invented_names_are_hallucinated():
     assert buckets == {"verbose": "hallucinated", "debug": "hallucinated"}
 
 
-def test_unevaluated_properties_are_hallucinated():
+def test_unevaluated_properties_are_hallucinated(run):
     schema = {
         "type": "object",
         "allOf": [{"properties": {"a": {}}}],
@@ -89,12 +100,12 @@ def test_unevaluated_properties_are_hallucinated():
         ({"type": "array", "maxItems": 1}, [1, 2], "malformed"),
     ],
 )
-def test_other_errors_are_schema_violations(prop, value, bucket):
+def test_other_errors_are_schema_violations(run, prop, value, bucket):
     labels, buckets, _ = run({"type": "object", "properties": {"v": prop}}, {"v": value})
     assert labels == ["schema_violation"] and buckets == {"v": bucket}
 
 
-def test_any_of_takes_the_coercion_or_the_shared_label():
+def test_any_of_takes_the_coercion_or_the_shared_label(run):
     number_or_null = {
         "type": "object",
         "properties": {"v": {"anyOf": [{"type": "number"}, {"type": "null"}]}},
@@ -108,13 +119,13 @@ def test_any_of_takes_the_coercion_or_the_shared_label():
     assert run(both, {"a": 1, "b": 2})[0] == ["schema_violation"]  # matched both: no context
 
 
-def test_a_false_schema_and_a_non_object_schema():
+def test_a_false_schema_and_a_non_object_schema(run):
     assert run({"type": "object", "properties": {"x": False}}, {"x": 1})[0] == ["schema_violation"]
     labels, buckets, _ = run({"type": "array"}, {})
     assert labels == ["schema_violation"] and buckets == {"(arguments)": "malformed"}
 
 
-def test_earliest_label_wins_per_argument():
+def test_earliest_label_wins_per_argument(run):
     schema = {"type": "object", "properties": {"v": {"type": "integer", "enum": [1, 2]}}}
     labels, buckets, _ = run(schema, {"v": "1"})
     assert sorted(labels) == ["schema_violation", "type_coercion"]
@@ -131,3 +142,35 @@ def test_a_schema_failing_mid_validation_is_a_note():
 
     assert check_schema(Broken(), {}, flagged, notes) == []
     assert notes == ["schema not checked: RecursionError: too deep"]
+
+
+@pytest.mark.parametrize(
+    ("schema", "args"),
+    [
+        (OBJ, {"n": "5", "s": 1}),
+        ({"type": "object", "required": ["a", "b"], "additionalProperties": False}, {"c": 1}),
+        ({"type": "object", "properties": {"v": {"anyOf": [{"type": "number"}, {}]}}}, {"v": 1}),
+        (
+            {"type": "object", "properties": {"v": {"anyOf": [{"type": "number"}, {"enum": [1]}]}}},
+            {"v": "2"},
+        ),
+        ({"type": "object", "properties": {"it's": {"type": "array", "items": {"minimum": 3}}}},
+         {"it's": [1, 5, 2]}),
+    ],
+)  # fmt: skip
+def test_the_quick_errors_read_as_jsonschemas(schema, args):
+    """Everything the stage says from the quick path's errors, it says from jsonschema's."""
+
+    def said(validator: Any) -> tuple[list[str], dict[str, tuple[str, str, str | None]], list]:
+        flagged: Flagged = {}
+        notes: list[str] = []
+        labels = check_schema(validator, args, flagged, notes)
+        return (
+            list(labels),
+            {k: (lab, g.bucket, g.detail) for k, (lab, g) in flagged.items()},
+            notes,
+        )
+
+    compiled = compile_schema(schema)
+    assert compiled.quick is not None  # these schemas are on the quick path
+    assert said(compiled) == said(compiled.validator)

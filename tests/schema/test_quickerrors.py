@@ -11,9 +11,10 @@ from hypothesis import strategies as st
 from jsonschema.exceptions import best_match
 
 from tests.schema.test_quick import CHECKER, CONFORMS, TOOL, TRICKY, schemas, validator, values
+from toolproxy.schema import quickerrors
 from toolproxy.schema.accepts import format_of
 from toolproxy.schema.quick import compile_quick
-from toolproxy.schema.quickerrors import QuickError, iter_errors
+from toolproxy.schema.quickerrors import QuickError, as_quick_error, iter_errors
 
 
 def described(error: jsonschema.ValidationError | QuickError) -> tuple[Any, ...]:
@@ -41,6 +42,9 @@ def same_errors(schema: Any, instance: Any) -> None:
         assert [described(e) for e in skipped] == [described(e) for e in theirs]
     converted = [e.to_validation_error() for e in ours]
     assert [described(e) for e in converted] == [described(e) for e in theirs]
+    read = [as_quick_error(e) for e in theirs]  # jsonschema's, as the schema stage reads them
+    assert [described(e) for e in read] == [described(e) for e in theirs]
+    assert all(as_quick_error(e) is e for e in ours)
     if theirs:
         assert described(best_match(converted)) == described(best_match(theirs))
 
@@ -81,6 +85,21 @@ def test_json_paths_of_names_that_need_quoting() -> None:
     same_errors(schema, {n: {"x y": "not a number"} for n in names})
     paths = [e.json_path for e in iter_errors(schema, {"it's": {"x y": 1.5}}, CHECKER)]
     assert paths == ["$['it\\'s']['x y']"]
+
+
+def test_the_names_a_path_remembers_are_bounded() -> None:
+    """Each name's quoting is remembered, up to NAMES_SIZE names; past that the memory
+    starts again, and the paths stay right."""
+    schema = {"type": "object", "additionalProperties": {"type": "integer"}}
+    for n in range(quickerrors.NAMES_SIZE + 3):
+        name = f"n{n}" if n % 2 else f"n {n}"
+        [error] = iter_errors(schema, {name: "x"}, CHECKER)
+        assert error.json_path == (f"$.{name}" if n % 2 else f"$['{name}']")
+        assert len(quickerrors._NAMES) <= quickerrors.NAMES_SIZE
+    assert len(quickerrors._NAMES) < quickerrors.NAMES_SIZE  # it started again
+    for odd in ("ab\n", "a\nb", "\u00e9"):  # `$` matches before a final newline
+        theirs = [e.json_path for e in validator(schema).iter_errors({odd: 1.5})]
+        assert [e.json_path for e in iter_errors(schema, {odd: 1.5}, CHECKER)] == theirs
 
 
 def test_the_walk_passes_over_values_their_subschema_proves_valid() -> None:

@@ -23,6 +23,7 @@ from typing import Any, Final
 from toolproxy.grade.grades import ArgGrade
 from toolproxy.grade.labels import PRECEDENCE, Bucket, Label
 from toolproxy.grade.matchers import coercions, is_number
+from toolproxy.schema.quickerrors import QuickError, as_quick_error
 
 Flagged = dict[str, tuple[Label, ArgGrade]]
 MAX_SCHEMA_ERRORS: Final = 50
@@ -39,10 +40,14 @@ def check_schema(
     flagged: dict[str, tuple[Label, ArgGrade]],
     notes: list[str],
 ) -> list[Label]:
+    """Each schema error's label (at most MAX_SCHEMA_ERRORS), its words onto `notes` and
+    the arguments it hits onto `flagged` (the earliest label of each wins). jsonschema's
+    errors are read as `QuickError`s, the class the quick path gives: one typed class,
+    whose fields compiled code reads directly (through `Any` it asked each by name)."""
     try:
-        errors = []
+        errors: list[QuickError] = []
         for error in validator.iter_errors(args):
-            errors.append(error)
+            errors.append(as_quick_error(error))
             if len(errors) >= MAX_SCHEMA_ERRORS:
                 break
     except Exception as exc:  # noqa: BLE001 - e.g. an unresolvable $ref shows only here
@@ -52,21 +57,24 @@ def check_schema(
     for error in errors:
         label, hits = _label_error(error)
         labels.append(label)
-        notes.append(f"{error.json_path}: {error.message[:MAX_MESSAGE]}")
+        message = error.message[:MAX_MESSAGE]
+        notes.append(f"{error.json_path}: {message}")
         for name, bucket in hits:
             if name not in flagged or _RANK[label] < _RANK[flagged[name][0]]:
-                detail = f"{error.validator}: {error.message[:MAX_MESSAGE]}"
+                detail = f"{error.validator}: {message}"
                 flagged[name] = (label, ArgGrade(name=name, bucket=bucket, detail=detail))
     return labels
 
 
-def _path(parts: Any) -> str:
+def _path(parts: list[Any]) -> str:
+    if len(parts) == 1 and type(parts[0]) is str and parts[0]:  # most are one name
+        return parts[0]
     return ".".join([str(p) for p in parts]) or "(arguments)"
 
 
-def _label_error(error: Any) -> tuple[Label, list[tuple[str, Bucket]]]:
+def _label_error(error: QuickError) -> tuple[Label, list[tuple[str, Bucket]]]:
     """A schema error's label and the (argument path, bucket) pairs it flags."""
-    keyword, where = error.validator, list(error.absolute_path)
+    keyword, where = error.validator, error.absolute_path
     instance, value = error.instance, error.validator_value
     if keyword == "required" and isinstance(instance, dict) and isinstance(value, list):
         missing = [r for r in value if isinstance(r, str) and r not in instance]
@@ -83,8 +91,8 @@ def _label_error(error: Any) -> tuple[Label, list[tuple[str, Bucket]]]:
     if keyword in ("anyOf", "oneOf") and error.context:
         alternatives: dict[Any, list[tuple[Label, list[tuple[str, Bucket]]]]] = {}
         for sub in error.context:
-            alternatives.setdefault(sub.relative_schema_path[0], []).append(_label_error(sub))
-        best = [min(found, key=lambda f: _RANK[f[0]]) for found in alternatives.values()]
+            alternatives.setdefault(sub.schema_path[0], []).append(_label_error(sub))
+        best = [_first(found) for found in alternatives.values()]
         if any(label == "type_coercion" for label, _ in best):
             return "type_coercion", [(_path(where), "malformed")]
         if len({label for label, _ in best}) == 1:
@@ -93,7 +101,19 @@ def _label_error(error: Any) -> tuple[Label, list[tuple[str, Bucket]]]:
     return "schema_violation", [(_path(where), bucket)]
 
 
-def _extras(error: Any, instance: dict[str, Any]) -> list[str]:
+def _first(
+    found: list[tuple[Label, list[tuple[str, Bucket]]]],
+) -> tuple[Label, list[tuple[str, Bucket]]]:
+    """The found label that comes first in `PRECEDENCE` (the earliest of equals), as `min`
+    with a key gives it; no lambda, whose closure compiled code builds at each call."""
+    best = found[0]
+    for each in found[1:]:
+        if _RANK[each[0]] < _RANK[best[0]]:
+            best = each
+    return best
+
+
+def _extras(error: QuickError, instance: dict[str, Any]) -> list[str]:
     schema = error.schema if isinstance(error.schema, dict) else {}
     if error.validator == "additionalProperties":
         props = schema.get("properties")

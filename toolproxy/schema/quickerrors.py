@@ -84,7 +84,7 @@ class QuickError:
         for elem in self.absolute_path:
             if isinstance(elem, int):
                 path += "[" + str(elem) + "]"
-            elif _JSON_NAME.match(elem):
+            elif _json_name(elem):
                 path += "." + elem
             else:
                 path += "['" + elem.replace("\\", "\\\\").replace("'", "\\'") + "']"
@@ -104,6 +104,34 @@ class QuickError:
             schema_path=self.schema_path,
             type_checker=TYPES,
         )
+
+
+_NAMES: Final[dict[str, bool]] = {}  # a path's name -> `_JSON_NAME` matches it
+NAMES_SIZE: Final = 4096
+
+
+def _json_name(name: str) -> bool:
+    """Is `name` written `.name` in a json_path? Remembered: the names are a schema's
+    arguments, asked at every error (the expression cost 1,500 instructions a path)."""
+    known = _NAMES.get(name)
+    if known is None:
+        if len(_NAMES) >= NAMES_SIZE:
+            _NAMES.clear()
+        known = _NAMES[name] = _JSON_NAME.match(name) is not None
+    return known
+
+
+def as_quick_error(error: Any) -> QuickError:
+    """A jsonschema `ValidationError` as a `QuickError`: the same message, keyword, values,
+    paths, cause and context (each converted too), so a reader has one class to read, its
+    fields read directly once compiled. A `QuickError` is returned as it is."""
+    if isinstance(error, QuickError):
+        return error
+    found = QuickError(error.message, [as_quick_error(e) for e in error.context], error.cause)
+    found.validator, found.validator_value = error.validator, error.validator_value
+    found.instance, found.schema = error.instance, error.schema
+    found.path, found.schema_path = list(error.relative_path), list(error.relative_schema_path)
+    return found
 
 
 def iter_errors(
