@@ -142,3 +142,55 @@ def test_format_conforms_keeps_the_registered_exceptions_apart():
     with pytest.raises(ValueError):
         checker.conforms("x", "unlisted")
     assert conforms("ok", "later") and not conforms("no", "later")
+
+
+def tool(n: int = 0) -> dict[str, object]:
+    """A new tool schema object (each test's own: nothing cached for it yet)."""
+    return {
+        "type": "object",
+        "properties": {"city": {"type": "string"}, "n": {"type": "integer", "minimum": n}},
+        "required": ["city"],
+    }
+
+
+def test_a_schema_met_the_first_times_is_read_not_compiled():
+    schema = tool()
+    for _ in range(compiling.GLANCES):  # proven valid as it stands: nothing compiled
+        assert compiling.compile_unless_proven(schema, {"city": "Paris"}) is None
+    assert id(schema) not in compiling._BY_ID
+    compiled = compiling.compile_unless_proven(schema, {"city": "Paris"})  # met again
+    assert compiled is not None and compiled.accepts({"city": "Paris"})
+    assert compiling.compile_unless_proven(schema, {"city": "Rome"}) is compiled
+
+
+def test_a_value_not_proven_gets_the_compiled_schema():
+    schema = tool()
+    compiled = compiling.compile_unless_proven(schema, {"n": -1})  # no city, n too small
+    assert compiled is not None and not compiled.accepts({"n": -1}) and compiled.usable
+    assert compiling.compile_unless_proven(schema, {"city": "Paris"}) is compiled
+    outside = {"type": "object", "properties": {"day": {"type": "string", "format": "date"}}}
+    assert compiling.compile_unless_proven(outside, {"day": "2024-05-01"}) is not None
+    broken = {"type": "object", "properties": {"a": {}, "b": {"type": "strng"}}}
+    unusable = compiling.compile_unless_proven(broken, {"a": 1})  # b is never given
+    assert unusable is not None and not unusable.usable and "strng" in (unusable.error or "")
+
+
+def test_a_noted_hash_already_compiled_is_a_lookup_else_a_glance():
+    first, second = tool(5), tool(5)
+    key = schema_hash(first)
+    compiling.note_schema_key(first, key)
+    compiling.note_schema_key(second, key)
+    assert compiling.compile_unless_proven(first, {"city": "Paris"}) is None  # not compiled yet
+    compiled = compile_schema(first, key)
+    assert compiling.compile_unless_proven(second, {"city": "Paris"}) is compiled
+
+
+def test_the_schemas_read_unseen_are_bounded_and_forgotten(monkeypatch):
+    monkeypatch.setattr(compiling, "SEEN_SIZE", 4)
+    schemas = [tool(n) for n in range(9)]
+    for schema in schemas:
+        assert compiling.compile_unless_proven(schema, {"city": "Paris", "n": 10}) is None
+        assert len(compiling._SEEN) <= 4
+    assert id(schemas[-1]) in compiling._SEEN  # the newest are kept
+    compiling.clear_caches()
+    assert not compiling._SEEN

@@ -16,7 +16,9 @@ parse      `parsestage.classify`: truncation, escaping_error, malformed_json (a 
            fails to parse in an observation that ended early, `complete=False` or a
            length finish, is truncation). Every expected argument is bucket `malformed`.
 schema     against `schema.resolving.resolve_schema` (the MCP server's schema, else the offered
-           one; `schema_source` says which), validators from `compile_schema`:
+           one; `schema_source` says which), validators from `compile_schema` (a schema
+           object met the first time is read as it stands, `schema.glance`; when that
+           proves the call valid, it is not compiled):
            required -> missing_required; type, when the value converts losslessly ("5",
            "true", 1 for "1") -> type_coercion; additionalProperties/unevaluatedProperties
            -> hallucinated_param; anything else -> schema_violation. An anyOf/oneOf whose
@@ -54,7 +56,7 @@ from toolproxy.grade.pairing import Pair, ToolNames, pair_calls
 from toolproxy.grade.parsestage import Call, call_arguments, views
 from toolproxy.grade.schemastage import Flagged, check_schema
 from toolproxy.grade.semantic import match_args, proven_args
-from toolproxy.schema.compiling import CompiledSchema, compile_schema
+from toolproxy.schema.compiling import CompiledSchema, compile_unless_proven
 from toolproxy.schema.resolving import resolve_schema
 from toolproxy.wire.leaked import find_leaked_calls
 
@@ -113,8 +115,9 @@ def grade_case(
     *,
     compiler: Compiler | None = None,
 ) -> CaseGrade:
-    """Grade one case. Never raises on any observation; `compiler` (`compile_schema` when
-    None, called directly rather than through a function object) is for benchmarks."""
+    """Grade one case. Never raises on any observation; `compiler` (when None,
+    `compile_unless_proven`, called directly rather than through a function object) is for
+    benchmarks."""
     observed = views(observation.calls)
     base = CaseGrade(
         case_id=case.id,
@@ -270,8 +273,8 @@ def _grade_call(
     schema_labels: list[Label] = []
     if resolved.schema is not None:
         schema = resolved.schema
-        compiled = compile_schema(schema) if compiler is None else compiler(schema)
-        if compiled.accepts(args):
+        compiled = compile_unless_proven(schema, args) if compiler is None else compiler(schema)
+        if compiled is None or compiled.accepts(args):
             pass  # certainly valid: nothing for the schema stage to say
         elif not compiled.usable:
             grade.errors.append(f"schema not checked: {compiled.error}")

@@ -311,4 +311,12 @@ class _Choices(Accept):
 def choices(options: list[list[Any]]) -> Accept:
     """`enum` and `const` (each a list of the values it allows): scalars compared as
     jsonschema does (bool is not 1, 1 is 1.0); anything else is left to jsonschema."""
-    return _Choices([{k for k in map(scalar_key, values) if k is not None} for values in options])
+    allowed: list[set[tuple[str, Any]]] = []
+    for values in options:  # a loop calls `scalar_key` directly; `map` called it as Python
+        keys: set[tuple[str, Any]] = set()
+        for value in values:
+            key = scalar_key(value)
+            if key is not None:
+                keys.add(key)
+        allowed.append(keys)
+    return _Choices(allowed)

@@ -112,24 +112,26 @@ def compile_quick(
         return None
 
 
-def _number(v: Any) -> bool:
+def is_bound(v: Any) -> bool:
+    """Is `v` a numeric bound the quick path takes (a finite int or float, not a bool)?"""
     return type(v) in (int, float) and v == v and v not in (float("inf"), float("-inf"))
 
 
-def _count(v: Any) -> bool:
+def is_count(v: Any) -> bool:
+    """Is `v` a length bound the quick path takes (an int, not a bool, at least 0)?"""
     return type(v) is int and v >= 0
 
 
 _REF: Final = re.compile(r"#/\$defs/([A-Za-z0-9_.-]+)")
 _OBJECT_KEYS: Final = frozenset({"properties", "required", "additionalProperties"})
-_LENGTHS: Final[dict[str, tuple[type, int]]] = {
+LENGTHS: Final[dict[str, tuple[type, int]]] = {
     "minLength": (str, 1),
     "maxLength": (str, -1),
     "minItems": (list, 1),
     "maxItems": (list, -1),
 }
 # every bound `_bounds` reads: the comparisons, then the lengths
-_BOUNDS: Final = frozenset(BOUNDS) | frozenset(_LENGTHS)
+_BOUNDS: Final = frozenset(BOUNDS) | frozenset(LENGTHS)
 
 
 class _Compiler:
@@ -151,7 +153,7 @@ class _Compiler:
             raise _Outside
         schema: dict[str, Any] = spec  # typed: mypyc reads it with dict calls, not methods
         kind = schema.get("type")
-        if type(kind) is str and len(schema) <= 3 and _plain_leaf(schema):
+        if type(kind) is str and len(schema) <= 3 and plain_leaf(schema):
             test = TYPE_TESTS.get(kind)  # most leaves are one type, maybe described: what
             if test is not None:  # the loop below gives them, found sooner
                 return test
@@ -232,7 +234,7 @@ class _Compiler:
         for r in required:
             if type(r) is not str:
                 raise _Outside
-        if _repeats(required):
+        if repeats(required):
             raise _Outside
         checks = {name: self.node(sub, depth + 1) for name, sub in props.items()}
         if self.parts is not None and "properties" in schema:  # one entry an object
@@ -243,7 +245,7 @@ class _Compiler:
         return object_of(checks, tuple(required), extra, strict)
 
 
-def _repeats(names: list[str]) -> bool:
+def repeats(names: list[str]) -> bool:
     """Does a name come twice? (Pairs compared for the short lists tools have: a set
     built per schema cost more than the rest of its object.)"""
     if len(names) > 8:
@@ -255,7 +257,7 @@ def _repeats(names: list[str]) -> bool:
     return False
 
 
-def _plain_leaf(schema: dict[str, Any]) -> bool:
+def plain_leaf(schema: dict[str, Any]) -> bool:
     """Only `type` and text annotations (`description`, `title`)? Asked of a schema of at
     most 3 keys, `type` one of them; looked up, not iterated (each item a tuple)."""
     n = len(schema)
@@ -294,13 +296,13 @@ def _bounds(schema: dict[str, Any], checks: list[Accept]) -> None:
     for key in BOUNDS:
         if key in schema:
             bound = schema[key]
-            if not _number(bound):
+            if not is_bound(bound):
                 raise _Outside
             checks.append(numeric(key, bound))
-    for key, (kind, sign) in _LENGTHS.items():
+    for key, (kind, sign) in LENGTHS.items():
         if key in schema:
             limit = schema[key]
-            if not _count(limit):
+            if not is_count(limit):
                 raise _Outside
             checks.append(sized(kind, sign, limit))
 
