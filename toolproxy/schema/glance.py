@@ -29,13 +29,13 @@ from toolproxy.schema.quick import (
     LENGTHS,
     is_bound,
     is_count,
-    plain_leaf,
     repeats,
 )
 
 MAX_DEPTH: Final = 64  # `compile_quick`'s: deeper schemas are not proven
 _NO_PROPERTIES: Final[dict[str, Any]] = {}  # read only
 _NO_NAMES: Final[list[Any]] = []  # read only
+_ABSENT: Final = object()  # no such name (None is a value)
 
 
 def glance(schema: Any, value: Any) -> bool:
@@ -57,22 +57,26 @@ def _node(spec: Any, value: Any, present: bool, depth: int) -> bool:
     if type(spec) is not dict or depth > MAX_DEPTH:
         return False
     schema: dict[str, Any] = spec  # typed: mypyc reads it with dict calls, not methods
-    kind = schema.get("type")
-    if type(kind) is str and len(schema) <= 3 and plain_leaf(schema):
-        test = TYPE_TESTS.get(kind)  # most leaves: one type, maybe described
-        if test is None:
-            return False
-        return not present or test.ok(value)
+    # Each keyword met in turn, compared as literals (a leaf's type and description cost
+    # two steps; looked up, as `compile_quick` finds its plain leaves, four lookups); the
+    # object's keywords kept for `_object`, which needs them together.
+    props: Any = _NO_PROPERTIES
+    required: Any = _NO_NAMES
+    extra: Any = True
     shaped = False
-    for key, sub in schema.items():  # the common keywords compared first, as literals
+    for key, sub in schema.items():
         if key == "type":
             if not _typed(sub, value, present):
                 return False
         elif key == "description":
             if type(sub) is not str:
                 return False
-        elif key == "properties" or key == "required" or key == "additionalProperties":
-            shaped = True  # all at once below
+        elif key == "properties":
+            props, shaped = sub, True
+        elif key == "required":
+            required, shaped = sub, True
+        elif key == "additionalProperties":
+            extra, shaped = sub, True
         elif key == "enum":
             if type(sub) is not list or (present and not _one_of(sub, value)):
                 return False
@@ -96,7 +100,7 @@ def _node(spec: Any, value: Any, present: bool, depth: int) -> bool:
                 return False
         elif key in KNOWN:
             return False  # a keyword the compiler handles, or leaves to jsonschema
-    return not shaped or _object(schema, value, present, depth)
+    return not shaped or _object(props, required, extra, value, present, depth)
 
 
 def _typed(spec: Any, value: Any, present: bool) -> bool:
@@ -144,12 +148,10 @@ def _items(spec: Any, value: Any, present: bool, depth: int) -> bool:
     return _node(spec, None, False, depth + 1)
 
 
-def _object(schema: dict[str, Any], value: Any, present: bool, depth: int) -> bool:
+def _object(props: Any, required: Any, extra: Any, value: Any, present: bool, depth: int) -> bool:
     """`properties`, `required` and `additionalProperties` at once, as `accepts.object_of`:
     each property's subschema read (with its value when the object gives it), every
     required name given, each other name's value valid under `additionalProperties`."""
-    props = schema.get("properties", _NO_PROPERTIES)  # (one constant, not a dict a call)
-    required = schema.get("required", _NO_NAMES)
     if type(props) is not dict or type(required) is not list:
         return False
     names: list[Any] = required
@@ -165,22 +167,24 @@ def _object(schema: dict[str, Any], value: Any, present: bool, depth: int) -> bo
         elif isinstance(value, dict):
             return False  # a dict subclass: left to jsonschema
     named: dict[str, Any] = props
+    found = 0  # the object's names that are properties
     for name, sub in named.items():
-        if name in given:
-            if not _node(sub, given[name], True, depth + 1):
+        item = given.get(name, _ABSENT)
+        if item is _ABSENT:
+            if not _node(sub, None, False, depth + 1):
                 return False
-        elif not _node(sub, None, False, depth + 1):
-            return False
-    extra = schema.get("additionalProperties", True)
+        else:
+            found += 1
+            if not _node(sub, item, True, depth + 1):
+                return False
     if not _node(extra, None, False, depth + 1):
         return False
-    if given:
+    if found < len(given):  # some name is no property: additionalProperties holds it
         for name, item in given.items():
             if name not in named and not _node(extra, item, True, depth + 1):
                 return False
+    if present and type(value) is dict:
         for name in names:
             if name not in given:
                 return False
-    elif present and type(value) is dict and names:
-        return False  # an empty object, some name required
     return True
