@@ -223,7 +223,7 @@ def run(
 
 def warmed(work: list[tuple[Case, Observation]]) -> list[tuple[Case, Observation]]:
     """`work`, with every schema its calls are checked against compiled (not timed): the
-    warm arm's cache. (Grading alone compiles a schema object only from its fourth
+    warm arm's cache. (Grading alone compiles a schema object only from its seventh
     sighting; before that it is read as it stands, `schema.glance`.)"""
     for case, observation in work:
         for schema in offered_tools(observation.offered or case.tools).values():

@@ -305,9 +305,10 @@ KEYS_SIZE = 1 << 17
 _SEEN: Final[dict[int, tuple[Any, int]]] = {}
 SEEN_SIZE = 1 << 16
 # Sightings of one schema object read as it stands before it is compiled: on BFCL's tool
-# schemas a compile and its cache key cost ~31,000 instructions, a glance ~11,000, a
-# compiled check ~2,700; compiling pays from the fourth check on.
-GLANCES: Final = 3
+# schemas a compile and its cache key cost ~31,000 instructions, a glance ~7,500, a
+# compiled check ~2,700, so compiling pays once an object was read about six times
+# (31,000 / (7,500 - 2,700); the rent-or-buy rule: at most twice the better choice's cost).
+GLANCES: Final = 6
 
 
 def clear_caches() -> None:
