@@ -11,10 +11,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from toolproxy.schema.compiling import _format_checker
+from toolproxy.schema.formats import format_checker
 from toolproxy.schema.quick import compile_quick
 
-CHECKER = _format_checker(jsonschema.Draft202012Validator)
+CHECKER = format_checker(jsonschema.Draft202012Validator)
 CONFORMS = CHECKER.conforms
 
 
@@ -203,7 +203,7 @@ def test_a_compiled_schema_is_freed_without_the_cycle_collector():
         "required": ["unit"],
         "additionalProperties": False,
     }
-    conforms = _format_checker(jsonschema.Draft202012Validator).conforms
+    conforms = format_checker(jsonschema.Draft202012Validator).conforms
     gc.collect()
     gc.disable()
     try:

@@ -8,8 +8,8 @@ from datetime import UTC, datetime
 import pytest
 
 from toolproxy.records import ToolCall
-from toolproxy.schema import compiling, validator
-from toolproxy.schema.compiling import is_date_time, is_time
+from toolproxy.schema import compiling, formats, validator
+from toolproxy.schema.formats import is_date_time, is_time
 from toolproxy.schema.validator import SchemaCheck, check_call, check_tool_call, check_value
 
 REAL = {
@@ -241,9 +241,9 @@ def _date_time_before(value: str) -> bool:
     if value[11:13] > "23" or value[14:16] > "59" or value[17:19] > "60":
         return False
     day = value[5:10]
-    if day not in compiling._MONTH_DAYS or value[0:4] == "0000":
+    if day not in formats._MONTH_DAYS or value[0:4] == "0000":
         return False
-    if day == "02-29" and not compiling._leap(int(value[0:4])):
+    if day == "02-29" and not formats._leap(int(value[0:4])):
         return False
     return m[7] is None or (m[8] <= "23" and m[9] <= "59")
 

@@ -8,15 +8,17 @@ schema outside the quick path) into a `CompiledSchema`:
 `schema.quick`'s accept when the schema is in its subset, else a jsonschema validator
 (Draft 2020-12 unless the schema's `$schema` names another draft; `format` is checked), or
 why the schema is unusable. Verdicts of the metaschema check are remembered per schema hash
-(`remember_verdicts`). Pure; nothing here raises on a bad schema. `schema.validator` words
-the errors.
+(`remember_verdicts`). The grader asks `compile_unless_proven`: a schema object met the
+first times is read as it stands with the call's arguments (`schema.glance`), and compiled
+only when that does not prove them valid or the object keeps coming. Format checks are
+`schema.formats`'. Pure; nothing here raises on a bad schema. `schema.validator` words the
+errors.
 """
 
 from __future__ import annotations
 
 import atexit
-import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any, Final
 
@@ -24,6 +26,7 @@ import jsonschema
 
 from toolproxy.records import text_schema_hash
 from toolproxy.schema.accepts import Accept
+from toolproxy.schema.formats import conforms_of, format_checker
 from toolproxy.schema.glance import glance
 from toolproxy.schema.quick import Parts, compile_quick
 from toolproxy.schema.quickerrors import iter_errors as quick_errors
@@ -101,96 +104,6 @@ _LATEST: Final = jsonschema.Draft202012Validator  # the draft of a schema that n
 _BY_KEY: Final[dict[str | bytes, CompiledSchema]] = {}
 # id(schema) -> (schema, compiled); holding the schema keeps its id from being reused.
 _BY_ID: Final[dict[int, tuple[Any, CompiledSchema]]] = {}
-_FORMATS: Final[dict[type, jsonschema.FormatChecker]] = {}
-_CONFORMS: Final[dict[type, Callable[[Any, str], bool]]] = {}  # `format_conforms` of each
-# no groups: the fields are read by their fixed places (groups cost sre half the match)
-_DATE_TIME: Final = re.compile(
-    r"\d{4}-\d\d-\d\d[Tt]\d\d:\d\d:\d\d(?:\.\d+)?(?:[Zz]|[+-]\d\d:\d\d)", re.ASCII
-)
-_TIME: Final = re.compile(r"^(\d\d):(\d\d):(\d\d)(?:\.\d+)?(?:[Zz]|([+-])(\d\d):(\d\d))$", re.ASCII)
-
-
-def is_date_time(value: object) -> bool:
-    """RFC 3339 date-time (jsonschema checks it only with an optional package installed)."""
-    if not isinstance(value, str):
-        return True
-    # `^...$` as `match` reads it: `$` also matches before one final newline
-    text = value[:-1] if value[-1:] == "\n" else value
-    if _DATE_TIME.fullmatch(text) is None:
-        return False
-    # the fields are fixed-width ASCII digits (the pattern says so): two-digit strings
-    # compare as their numbers do, and a set holds every month-day; `datetime` with a time
-    # zone, and int() of each field, made this 3.3-4.2 µs a value
-    if text[11:13] > "23" or text[14:16] > "59" or text[17:19] > "60":  # 60: leap second
-        return False
-    day = text[5:10]
-    if day not in _MONTH_DAYS or text[0:4] == "0000":  # years 1-9999, as `datetime`'s
-        return False
-    if day == "02-29" and not _leap(int(text[0:4])):
-        return False
-    last = text[-1]  # Z, or an offset's last digit: "+hh:mm"
-    return last == "Z" or last == "z" or (text[-5:-3] <= "23" and text[-2:] <= "59")
-
-
-def _leap(year: int) -> bool:
-    return year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)
-
-
-_MONTH_DAYS: Final = frozenset(
-    f"{month:02d}-{day:02d}"
-    for month, days in enumerate((31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31), 1)
-    for day in range(1, days + 1)
-)  # every "MM-DD" of a leap year
-
-
-def is_time(value: object) -> bool:
-    """RFC 3339 full-time, e.g. 10:00:00Z or 10:00:00.5+02:00."""
-    if not isinstance(value, str):
-        return True
-    m = _TIME.match(value)
-    if m is None:
-        return False
-    hour, minute, second = int(m[1]), int(m[2]), int(m[3])
-    offset_ok = m[4] is None or (int(m[5]) < 24 and int(m[6]) < 60)
-    return hour < 24 and minute < 60 and second <= 60 and offset_ok
-
-
-def format_conforms(checker: jsonschema.FormatChecker) -> Callable[[Any, str], bool]:
-    """`checker.conforms`, as a compiled function: jsonschema's runs as Python (`check`,
-    then a FormatError raised and caught for a value that does not conform), about 3,000
-    instructions a date-time where this takes a tenth. Same answers: a format the checker
-    does not know conforms; its function's falsy result or one of the exceptions it was
-    registered with does not; any other exception propagates, as from `conforms`. Reads
-    the checker's formats at each call, so a format registered later counts."""
-    checks: dict[str, Any] = checker.checkers  # type: ignore[attr-defined]
-
-    def conforms(value: Any, name: str) -> bool:
-        entry = checks.get(name)
-        if entry is None:
-            return True
-        func, raises = entry
-        try:
-            return bool(func(value))
-        except raises:
-            return False
-
-    return conforms
-
-
-def _format_checker(cls: type) -> jsonschema.FormatChecker:
-    checker = _FORMATS.get(cls)
-    if checker is None:
-        checker = jsonschema.FormatChecker(())
-        checker.checkers = dict(cls.FORMAT_CHECKER.checkers)  # type: ignore[attr-defined]
-        if "date-time" not in checker.checkers:
-            checker.checks("date-time")(is_date_time)
-        if "time" not in checker.checkers:
-            checker.checks("time")(is_time)
-        _FORMATS[cls] = checker
-        _CONFORMS[cls] = format_conforms(checker)
-    return checker
-
-
 # schema_hash -> None (valid against its metaschema) or why it is unusable: verdicts a
 # capture stored (`remember_verdicts`), and those reached here since (`new_verdicts`).
 _VERDICTS: Final[dict[str, str | None]] = {}
@@ -227,9 +140,9 @@ def _quick(schema: Any, key: str | None) -> CompiledSchema | None:
         cls = _draft(schema)
         if cls is not _LATEST:
             return None
-        formats = _format_checker(cls)
+        formats = format_checker(cls)
         parts: Parts = {}
-        quick = compile_quick(schema, _CONFORMS[cls], parts)
+        quick = compile_quick(schema, conforms_of(cls), parts)
     except Exception:  # noqa: BLE001 - `_compile` meets it again and words it
         return None
     if quick is None:
@@ -245,7 +158,7 @@ def _compile(schema: Any, key: str) -> CompiledSchema:
     known = key in _VERDICTS
     try:
         cls = _draft(schema)
-        formats = _format_checker(cls)
+        formats = format_checker(cls)
         if known and _VERDICTS[key] is not None:
             return CompiledSchema(key, None, _VERDICTS[key])
         if not known:

@@ -52,6 +52,7 @@ MODULES = (
     "toolproxy.grade.semantic",
     "toolproxy.schema.accepts",
     "toolproxy.schema.compiling",
+    "toolproxy.schema.formats",
     "toolproxy.schema.glance",
     "toolproxy.schema.quick",
     "toolproxy.schema.quickerrors",
