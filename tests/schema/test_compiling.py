@@ -126,11 +126,26 @@ def test_a_schema_met_the_first_times_is_read_not_compiled():
     assert compiling.compile_unless_proven(schema, {"city": "Rome"}) is compiled
 
 
-def test_a_value_not_proven_gets_the_compiled_schema():
-    schema = tool()
-    compiled = compiling.compile_unless_proven(schema, {"n": -1})  # no city, n too small
-    assert compiled is not None and not compiled.accepts({"n": -1}) and compiled.usable
+def test_a_value_not_valid_gets_the_schema_uncompiled_to_word_its_errors():
+    schema, value = tool(), {"n": -1, "x": [1]}  # no city, n too small
+    found = compiling.compile_unless_proven(schema, value)
+    assert found is not None and found.usable and not found.accepts(value)
+    assert id(schema) not in compiling._BY_ID and not compiling._BY_KEY.get(schema_hash(schema))
+    compiled = compile_schema(json.loads(json.dumps(schema)))  # an equal copy, compiled
+    assert described(found, value) == described(compiled, value)
+    for _ in range(compiling.GLANCES - 1):  # later sightings: glanced at, then compiled
+        assert compiling.compile_unless_proven(schema, {"city": "Paris"}) is None
     assert compiling.compile_unless_proven(schema, {"city": "Paris"}) is compiled
+
+
+def described(compiled: compiling.CompiledSchema, value: object) -> list[tuple[object, ...]]:
+    return [
+        (e.message, e.json_path, e.validator, list(e.schema_path))
+        for e in compiled.iter_errors(value)
+    ]
+
+
+def test_a_schema_outside_the_first_look_is_compiled():
     outside = {"type": "object", "properties": {"day": {"type": "string", "format": "date"}}}
     assert compiling.compile_unless_proven(outside, {"day": "2024-05-01"}) is not None
     broken = {"type": "object", "properties": {"a": {}, "b": {"type": "strng"}}}

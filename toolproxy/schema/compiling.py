@@ -25,9 +25,9 @@ from typing import Any, Final
 import jsonschema
 
 from toolproxy.records import text_schema_hash
-from toolproxy.schema.accepts import Accept
+from toolproxy.schema.accepts import Accept, never
 from toolproxy.schema.formats import conforms_of, format_checker
-from toolproxy.schema.glance import glance
+from toolproxy.schema.glance import fits, glance
 from toolproxy.schema.quick import Parts, compile_quick
 from toolproxy.schema.quickerrors import iter_errors as quick_errors
 from toolproxy.util.jsonfast import canonical_dumps, plain_json, sorted_bytes
@@ -250,8 +250,10 @@ def compile_unless_proven(schema: Any, value: Any) -> CompiledSchema | None:
     """`schema` compiled, or None when `value` was proven valid against it without
     compiling it: a schema object met here at most GLANCES times, and not compiled under its
     noted hash already (then compiling it is a lookup), is read as it stands (`glance`),
-    which costs less than its cache key and compile. Met more often, or not proven, it is
-    compiled (`compile_schema`), and checks after that cost a lookup and its accept."""
+    which costs less than its cache key and compile. When the value is not valid and the
+    schema is in the quick path's subset (`fits`), the schema comes back uncompiled, to
+    word the errors (`_unkept`). Met more often, or outside the subset, it is compiled
+    (`compile_schema`), and checks after that cost a lookup and its accept."""
     sid = id(schema)
     hit = _BY_ID.get(sid)
     if hit is not None and hit[0] is schema:
@@ -261,12 +263,28 @@ def compile_unless_proven(schema: Any, value: Any) -> CompiledSchema | None:
         return compile_schema(schema)  # compiled under its noted hash: a lookup
     seen = _SEEN.get(sid)
     times = 0 if seen is None or seen[0] is not schema else seen[1]
-    if times < GLANCES and glance(schema, value):
-        _SEEN[sid] = (schema, times + 1)
-        if len(_SEEN) > SEEN_SIZE:
-            _trim(_SEEN, SEEN_SIZE)
-        return None
-    return compile_schema(schema)
+    if times >= GLANCES:
+        return compile_schema(schema)
+    if glance(schema, value):
+        found = None
+    elif fits(schema):  # in the quick path's subset, the value not valid: its errors
+        found = _unkept(schema)  # need no compile
+    else:
+        return compile_schema(schema)
+    _SEEN[sid] = (schema, times + 1)
+    if len(_SEEN) > SEEN_SIZE:
+        _trim(_SEEN, SEEN_SIZE)
+    return found
+
+
+def _unkept(schema: Any) -> CompiledSchema:
+    """`schema`, which `glance.fits`, ready to word a value's errors without compiling it:
+    its accept proves nothing (`never`), so every value goes to `quickerrors`, which walks
+    it whole (no subschema's accept to pass over). Not cached: met again, it is glanced at
+    or compiled."""
+    return CompiledSchema(
+        None, None, None, quick=never, schema=schema, formats=format_checker(_LATEST)
+    )
 
 
 def compile_schema(schema: Any, key: str | None = None) -> CompiledSchema:

@@ -47,6 +47,15 @@ def glance(schema: Any, value: Any) -> bool:
         return False
 
 
+def fits(schema: Any) -> bool:
+    """Is `schema` one `compile_quick` compiles, read without a value? (For a value `glance`
+    did not prove: such a schema's errors need no compile, `quickerrors` words them.)"""
+    try:
+        return _node(schema, None, False, 0)
+    except Exception:  # noqa: BLE001 - e.g. RecursionError
+        return False
+
+
 def _node(spec: Any, value: Any, present: bool, depth: int) -> bool:
     """Is `spec` in the subset, and, when `present`, `value` valid against it? (A schema
     under a property the value does not give is read with `present` False.)"""
