@@ -15,7 +15,7 @@ is never passed. A property test holds it to `compile_quick` on generated schema
 Why: compiling a schema seen once costs more than checking a call with it. On 1,000
 BFCL-shaped cases (1,690 calls, 934 schemas compiled) a compile cost ~31,000 instructions,
 its cache key (orjson's sorted text) ~7,300 more, where reading the schema with the value
-costs a few thousand (`compiling.accepts_unseen` decides when to look this way). Pure.
+costs ~7,500 (`compiling.compile_unless_proven` decides when to look this way). Pure.
 """
 
 from __future__ import annotations
@@ -27,12 +27,12 @@ from toolproxy.schema.quick import (
     ANNOTATIONS,
     KNOWN,
     LENGTHS,
+    MAX_DEPTH,
     is_bound,
     is_count,
     repeats,
 )
 
-MAX_DEPTH: Final = 64  # `compile_quick`'s: deeper schemas are not proven
 _NO_PROPERTIES: Final[dict[str, Any]] = {}  # read only
 _NO_NAMES: Final[list[Any]] = []  # read only
 _ABSENT: Final = object()  # no such name (None is a value)

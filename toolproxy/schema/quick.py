@@ -122,6 +122,7 @@ def is_count(v: Any) -> bool:
     return type(v) is int and v >= 0
 
 
+MAX_DEPTH: Final = 64  # deeper schemas are left to jsonschema
 _REF: Final = re.compile(r"#/\$defs/([A-Za-z0-9_.-]+)")
 _OBJECT_KEYS: Final = frozenset({"properties", "required", "additionalProperties"})
 LENGTHS: Final[dict[str, tuple[type, int]]] = {
@@ -149,7 +150,7 @@ class _Compiler:
             return always
         if spec is False:
             return never
-        if type(spec) is not dict or depth > 64:
+        if type(spec) is not dict or depth > MAX_DEPTH:
             raise _Outside
         schema: dict[str, Any] = spec  # typed: mypyc reads it with dict calls, not methods
         kind = schema.get("type")
