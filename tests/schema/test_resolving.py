@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from toolproxy.records import ToolOffered
-from toolproxy.schema.resolving import ResolvedSchema, resolve_schema
+from toolproxy.schema.resolving import ResolvedSchema, offered_schema, resolve_schema
 
 REAL = {
     "type": "object",
@@ -53,3 +53,15 @@ def test_a_resolved_schema_compares_by_value():
     got = ResolvedSchema(REAL, "offered", tool="t")
     assert got == ResolvedSchema(REAL, "offered", None, "t") and got.server is None
     assert got != ResolvedSchema(SENT, "offered", None, "t")
+
+
+def test_the_offered_pair_is_what_resolving_a_name_gives():
+    tools = {"get": SENT, "bare": None}  # `bare` was offered without a parameters schema
+    assert offered_schema("get", tools) == (SENT, "offered")
+    assert offered_schema("bare", tools) == (None, "offered")
+    assert offered_schema("other", tools) == (None, "none")
+    assert offered_schema(None, tools) == (None, "none")
+    for name in ("get", "bare", "other", None):
+        got = resolve_schema(name, tools, [])
+        assert (got.schema, got.source) == offered_schema(name, tools)
+        assert got.tool == (name if got.source == "offered" else None)

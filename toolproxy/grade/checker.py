@@ -49,7 +49,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, Final
 
 from toolproxy.grade.grades import ArgGrade, CallGrade, CaseGrade
-from toolproxy.grade.labels import Label, first_label
+from toolproxy.grade.labels import RANK, Label, Stage, first_label
 from toolproxy.grade.matchers import Judge
 from toolproxy.grade.model import Case, ExpectedCall, Observation
 from toolproxy.grade.pairing import Pair, ToolNames, pair_calls
@@ -57,7 +57,7 @@ from toolproxy.grade.parsestage import Call, call_arguments, views
 from toolproxy.grade.schemastage import Flagged, check_schema
 from toolproxy.grade.semantic import match_args, proven_args
 from toolproxy.schema.compiling import CompiledSchema, compile_unless_proven
-from toolproxy.schema.resolving import resolve_schema
+from toolproxy.schema.resolving import offered_schema, resolve_schema
 from toolproxy.wire.leaked import find_leaked_calls
 
 __all__ = ["Pair", "ToolNames", "grade_case", "make_grader", "offered_tools"]
@@ -196,8 +196,10 @@ def _extra(e: ExpectedCall | None, label: Label | None) -> str | None:
 
 
 def _finish(base: CaseGrade, calls: list[CallGrade]) -> CaseGrade:
-    labels = [c.label for c in calls if c.label is not None]
-    label = first_label(labels) if labels else None
+    label: Label | None = None  # the first by PRECEDENCE (`first_label`), no list built
+    for c in calls:
+        if c.label is not None and (label is None or RANK[c.label] < RANK[label]):
+            label = c.label
     not_graded = label is None and any(a.bucket == "not_graded" for c in calls for a in c.args)
     base.calls, base.label, base.not_graded = calls, label, not_graded
     base.passed = label is None and not not_graded
@@ -256,43 +258,44 @@ def _grade_call(
     incomplete: bool,
     compiler: Compiler | None,
 ) -> CallGrade:
-    resolved = resolve_schema(o.name, tools, server_tools)
-    grade = CallGrade(
-        expected_tool=e.tool if e else None,
-        actual_tool=o.name,
-        call_id=o.call_id,
-        schema_source=resolved.source,
-    )
-    wanted = e.args if e else {}
+    if server_tools:
+        resolved = resolve_schema(o.name, tools, server_tools)
+        schema, source = resolved.schema, resolved.source
+    else:  # the offered schema: a pair, no record built
+        schema, source = offered_schema(o.name, tools)
+    expected = e.tool if e else None
     args, label, why = call_arguments(o, incomplete)
     if args is None:
-        grade.stage_failed, grade.label, grade.errors = "parse", label, [why]
-        grade.args = [ArgGrade(name=k, bucket="malformed", detail=why) for k in wanted]
-        return grade
-    flagged: Flagged = {}
-    schema_labels: list[Label] = []
-    if resolved.schema is not None:
-        schema = resolved.schema
+        wanted = e.args if e else {}
+        malformed = [ArgGrade(name=k, bucket="malformed", detail=why) for k in wanted]
+        return CallGrade(expected, o.name, o.call_id, "parse", label, source, [why], malformed)
+    errors: list[str] = []
+    flagged: Flagged | None = None  # the arguments the schema stage flagged, when it ran
+    schema_labels: list[Label] | None = None
+    if schema is not None:
         compiled = compile_unless_proven(schema, args) if compiler is None else compiler(schema)
         if compiled is None or compiled.accepts(args):
             pass  # certainly valid: nothing for the schema stage to say
         elif not compiled.usable:
-            grade.errors.append(f"schema not checked: {compiled.error}")
+            errors.append(f"schema not checked: {compiled.error}")
         else:
-            schema_labels = check_schema(compiled, args, flagged, grade.errors)
+            flagged = {}
+            schema_labels = check_schema(compiled, args, flagged, errors)
     failed: list[tuple[Label, ArgGrade]] = []  # the arguments the semantic stage failed
     schema_failed = bool(schema_labels)
     if e is not None and o.proven is e:  # pairing matched every argument (`matches`)
         matched = proven_args(e, args, failed)
     else:
         matched = match_args(e, args, None if schema_failed else judge, schema_failed, failed)
+    stage: Stage | None = None
     if schema_labels:
-        grade.stage_failed, grade.label = "schema", first_label(schema_labels)
+        stage, label = "schema", first_label(schema_labels)
     elif failed:
-        grade.stage_failed, grade.label = "semantic", first_label([lab for lab, _ in failed])
-        grade.errors.extend(a.detail for _, a in failed if a.detail)
-    grade.args = _merged(matched, flagged) if flagged else matched
-    return grade
+        stage, label = "semantic", first_label([lab for lab, _ in failed])
+        errors.extend(a.detail for _, a in failed if a.detail)
+    found = _merged(matched, flagged) if flagged else matched
+    # built once its fields are known: built first, its empty lists were made to be replaced
+    return CallGrade(expected, o.name, o.call_id, stage, label, source, errors, found)
 
 
 def _merged(matched: list[ArgGrade], flagged: Flagged) -> list[ArgGrade]:

@@ -59,6 +59,7 @@ DEFINITIONS: dict[str, str] = {
 
 # The Literal above is written in precedence order; this is that order as data.
 PRECEDENCE: Final[tuple[Label, ...]] = get_args(Label)
+RANK: Final[dict[str, int]] = {label: i for i, label in enumerate(PRECEDENCE)}  # 0 wins
 
 Stage = Literal["selection", "parse", "schema", "semantic"]
 

@@ -7,11 +7,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Any, Final, Literal, Protocol
 
 from toolproxy.wire.toolnames import match_tool
 
 SchemaSource = Literal["mcp_server", "offered", "none"]
+_ABSENT: Final = object()  # no such name (None is a schema: a tool offered without one)
 
 
 class OfferedLike(Protocol):
@@ -59,10 +60,22 @@ def resolve_schema(
         if hit is not None:
             return ResolvedSchema(schemas[hit], "mcp_server", hit[0], hit[1])
     if isinstance(offered, dict):
-        if call_name in offered:
-            return ResolvedSchema(offered[call_name], "offered", None, call_name)
-        return ResolvedSchema(None, "none", None, None)
+        schema, source = offered_schema(call_name, offered)
+        return ResolvedSchema(schema, source, None, None if source == "none" else call_name)
     for tool in offered:
         if tool.name == call_name:
             return ResolvedSchema(tool.parameters, "offered", None, tool.name)
     return ResolvedSchema(None, "none", None, None)
+
+
+def offered_schema(call_name: str | None, offered: dict[str, Any]) -> tuple[Any, SchemaSource]:
+    """`resolve_schema`'s schema and source when no MCP server's schema is known: the
+    offered one (None when the tool was offered without parameters), else none. A pair,
+    not a record: compiled, it is returned without building an object (the grader asks
+    once a call)."""
+    if call_name is None:
+        return None, "none"
+    found = offered.get(call_name, _ABSENT)  # one lookup (`in`, then the item: two)
+    if found is _ABSENT:
+        return None, "none"
+    return found, "offered"  # (returned apiece: a conditional of two pairs boxes a tuple)
