@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import re
 from datetime import date, datetime
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from toolproxy.grade.matchers import (
     coercions,
     deep_equal,
+    is_integer_text,
     is_number,
     match,
     normalize_text,
@@ -285,6 +287,24 @@ def test_a_failing_judge_leaves_the_field_ungraded():
 )
 def test_coercions_are_lossless(value, converted):
     assert coercions(value) == converted
+
+
+INTEGER = re.compile(r"-?(0|[1-9]\d*)")  # what the coercion of a text to an int reads
+
+
+@given(st.text(alphabet=st.sampled_from("-0123456789\u0660\u0669\u00b2\uff11 .e\n"), max_size=6))
+@example("-")
+@example("")
+@example("-0")
+@example("00")
+@example("1\n")
+@example("\u0661")
+@example("1\u0660")
+@example("\u00b2")
+@example("1\u00b2")
+@example("-\u0660")
+def test_an_integer_text_is_what_the_regex_reads(text):
+    assert is_integer_text(text) is bool(INTEGER.fullmatch(text))
 
 
 def test_helpers():

@@ -116,17 +116,24 @@ def _misescaped(m: Matcher, value: Any) -> bool:
     """Is `value` an expected string whose escaping went wrong (under or over-escaped)?"""
     if not isinstance(value, str):
         return False
-    one = m.kind == "exact" or (m.kind == "text" and m.values is None)
-    wanted = [m.value] if one else (m.values or [])
-    for want in (w for w in wanted if isinstance(w, str) and w != value):
-        if "\\" not in want and "\\" not in value and '"' not in want:
-            continue
-        under, error = parse_arguments('"' + want.replace('"', '\\"') + '"')
-        doubled = want.replace("\\", "\\\\")
-        encoded = _json_inner(want)
-        if (error is None and under == value) or value in (doubled, encoded):
+    if m.kind == "exact" or (m.kind == "text" and m.values is None):
+        return _misescaped_as(m.value, value)
+    for want in m.values or []:  # a loop, not a generator (compiled, one is an object)
+        if _misescaped_as(want, value):
             return True
     return False
+
+
+def _misescaped_as(want: Any, value: str) -> bool:
+    """Is `value` the expected `want` with its escaping gone wrong?"""
+    if not isinstance(want, str) or want == value:
+        return False
+    if "\\" not in want and "\\" not in value and '"' not in want:
+        return False
+    under, error = parse_arguments('"' + want.replace('"', '\\"') + '"')
+    if error is None and under == value:
+        return True
+    return value == want.replace("\\", "\\\\") or value == _json_inner(want)
 
 
 def _json_inner(text: str) -> str:
