@@ -258,22 +258,21 @@ def compile_unless_proven(schema: Any, value: Any) -> CompiledSchema | None:
     hit = _BY_ID.get(sid)
     if hit is not None and hit[0] is schema:
         return hit[1]
-    noted = _KEYS.get(sid)
-    if noted is not None and noted[0] is schema and noted[1] in _BY_KEY:
-        return compile_schema(schema)  # compiled under its noted hash: a lookup
+    key = _noted_key(schema)
+    if key is not None and key in _BY_KEY:
+        return _compile_missed(schema, key)  # compiled under its noted hash: a lookup
     seen = _SEEN.get(sid)
     times = 0 if seen is None or seen[0] is not schema else seen[1]
     if times >= GLANCES:
-        return compile_schema(schema)
+        return _compile_missed(schema, key)
     if glance(schema, value):
         found = None
     elif fits(schema):  # in the quick path's subset, the value not valid: its errors
         found = _unkept(schema)  # need no compile
     else:
-        return compile_schema(schema)
+        return _compile_missed(schema, key)
     _SEEN[sid] = (schema, times + 1)
-    if len(_SEEN) > SEEN_SIZE:
-        _trim(_SEEN, SEEN_SIZE)
+    _trim(_SEEN, SEEN_SIZE)
     return found
 
 
@@ -295,9 +294,18 @@ def compile_schema(schema: Any, key: str | None = None) -> CompiledSchema:
     hit = _BY_ID.get(id(schema))
     if hit is not None and hit[0] is schema:
         return hit[1]
-    noted = _KEYS.get(id(schema)) if key is None else None
-    if noted is not None and noted[0] is schema:
-        key = noted[1]
+    return _compile_missed(schema, _noted_key(schema) if key is None else key)
+
+
+def _noted_key(schema: Any) -> str | None:
+    """The schema_hash `note_schema_key` noted for this schema object, if any."""
+    noted = _KEYS.get(id(schema))
+    return noted[1] if noted is not None and noted[0] is schema else None
+
+
+def _compile_missed(schema: Any, key: str | None) -> CompiledSchema:
+    """`compile_schema` past its lookup by identity, which missed (`key`: the schema_hash
+    given or noted, if any)."""
     # by its hash when the caller has it, else by its text itself: a dict hashes the text
     # faster than SHA-256 does, and a quick schema never needs its hash. orjson's bytes
     # (`sorted_bytes`) stand for the text, written without walking the schema first; a hit
