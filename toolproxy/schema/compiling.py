@@ -254,11 +254,11 @@ def compile_unless_proven(schema: Any, value: Any) -> CompiledSchema | None:
     schema is in the quick path's subset (`fits`), the schema comes back uncompiled, to
     word the errors (`_unkept`). Met more often, or outside the subset, it is compiled
     (`compile_schema`), and checks after that cost a lookup and its accept."""
-    sid = id(schema)
+    sid: Any = id(schema)  # boxed once (an int typed so is boxed anew for each dict it keys)
     hit = _BY_ID.get(sid)
     if hit is not None and hit[0] is schema:
         return hit[1]
-    key = _noted_key(schema)
+    key = _noted_key(schema, sid)
     if key is not None and key in _BY_KEY:
         return _compile_missed(schema, key)  # compiled under its noted hash: a lookup
     seen = _SEEN.get(sid)
@@ -294,12 +294,13 @@ def compile_schema(schema: Any, key: str | None = None) -> CompiledSchema:
     hit = _BY_ID.get(id(schema))
     if hit is not None and hit[0] is schema:
         return hit[1]
-    return _compile_missed(schema, _noted_key(schema) if key is None else key)
+    return _compile_missed(schema, _noted_key(schema, id(schema)) if key is None else key)
 
 
-def _noted_key(schema: Any) -> str | None:
-    """The schema_hash `note_schema_key` noted for this schema object, if any."""
-    noted = _KEYS.get(id(schema))
+def _noted_key(schema: Any, sid: Any) -> str | None:
+    """The schema_hash `note_schema_key` noted for this schema object (`sid`: its id), if
+    any."""
+    noted = _KEYS.get(sid)
     return noted[1] if noted is not None and noted[0] is schema else None
 
 
