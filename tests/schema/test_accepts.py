@@ -21,7 +21,21 @@ from toolproxy.schema.accepts import (
     numeric,
     object_of,
     sized,
+    type_test,
 )
+
+VALUES: list[Any] = [
+    "s", "", 0, 3, -2, 1.0, 1.5, math.nan, math.inf, True, False, None, [], [1], {}, {"a": 1},
+    OrderedDict(), (), b"x", 10**30,
+]  # fmt: skip
+
+
+def test_the_type_test_by_name_is_the_type_tests() -> None:
+    for name, test in TYPE_TESTS.items():
+        for value in VALUES:
+            assert type_test(name, value) == (1 if test.ok(value) else 0), (name, value)
+    for name in ("dict", "float", "String", "", "any"):
+        assert type_test(name, "s") == -1 and type_test(name, None) == -1
 
 
 def test_json_types_as_jsonschema_tests_them() -> None:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from toolproxy.schema.accepts import BOUNDS, TYPE_TESTS, numeric, scalar_key, sized
+from toolproxy.schema.accepts import BOUNDS, TYPE_TESTS, numeric, scalar_key, sized, type_test
 from toolproxy.schema.quick import (
     ANNOTATIONS,
     KNOWN,
@@ -115,8 +115,8 @@ def _node(spec: Any, value: Any, present: bool, depth: int) -> bool:
 def _typed(spec: Any, value: Any, present: bool) -> bool:
     """`type`: one name or a list of distinct names."""
     if type(spec) is str:
-        test = TYPE_TESTS.get(spec)
-        return test is not None and (not present or test.ok(value))
+        found = type_test(spec, value)  # (-1: no such type)
+        return found == 1 or (found == 0 and not present)
     if type(spec) is not list or not spec:
         return False
     names: list[Any] = spec
