@@ -238,6 +238,7 @@ def test_offered_tools_reads_every_wire_shape():
             {"name": "c", "input_schema": {"type": "object"}},
             {"name": "d", "inputSchema": True},
             {"name": "e"},
+            {"name": "f", "parameters": None, "input_schema": {"type": "object"}},  # None given
             {"nameless": 1},
             "junk",
             {"name": "a", "parameters": {"type": "string"}},  # a name again: the first wins
@@ -249,6 +250,7 @@ def test_offered_tools_reads_every_wire_shape():
         ("c", {"type": "object"}),
         ("d", True),
         ("e", None),
+        ("f", None),
     ]
     assert offered_tools("not a list") == {}
 

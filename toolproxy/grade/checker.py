@@ -68,6 +68,7 @@ ServerTool = tuple[str, str, Any]
 
 EXTRA: Final = "extra call to an expected tool"
 NO_LIMIT: Final = float("inf")  # parsed once: `float("inf")` per case parsed the text
+_ABSENT: Final = object()  # no such key (None is a value)
 INCOMPLETE_FINISH: Final = frozenset({"length", "max_tokens", "max_output_tokens", "incomplete"})
 
 
@@ -98,12 +99,11 @@ def offered_tools(tools: Any) -> dict[str, Any]:
             spec = inner
         name = spec.get("name")
         if isinstance(name, str) and name not in found:
-            if "parameters" in spec:  # the keys in turn (a loop over them built a tuple)
-                found[name] = spec["parameters"]
-            elif "input_schema" in spec:
-                found[name] = spec["input_schema"]
-            else:
-                found[name] = spec.get("inputSchema")
+            # the keys in turn, one lookup each (a loop over them built a tuple)
+            schema = spec.get("parameters", _ABSENT)
+            if schema is _ABSENT:
+                schema = spec.get("input_schema", _ABSENT)
+            found[name] = spec.get("inputSchema") if schema is _ABSENT else schema
     return found
 
 
