@@ -14,7 +14,6 @@ UNMIRRORED = {
     "cli/__main__.py": "two lines running cli.main; tests/cli/test_main.py runs `-m toolproxy.cli`",
     "errors.py": "one exception class; every CLI usage-error test raises it",
     "records.py": "record models; tests/store/test_tables.py and the wire tests hold their fields",
-    "grade/labels.py": "the labels and their precedence; tests/grade/test_checker.py",
     "replay/model.py": "the replay models; every tests/replay test builds them",
     "store/rows.py": "row types; tests/store/queries/ reads every one of them",
 }
