@@ -49,7 +49,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, Final
 
 from toolproxy.grade.grades import ArgGrade, CallGrade, CaseGrade
-from toolproxy.grade.labels import RANK, Label, Stage, first_label
+from toolproxy.grade.labels import Label, Stage, first_label, outranks
 from toolproxy.grade.matchers import Judge
 from toolproxy.grade.model import Case, ExpectedCall, Observation
 from toolproxy.grade.pairing import Pair, ToolNames, pair_calls
@@ -58,6 +58,7 @@ from toolproxy.grade.schemastage import Flagged, check_schema
 from toolproxy.grade.semantic import match_args, proven_args
 from toolproxy.schema.compiling import CompiledSchema, compile_unless_proven
 from toolproxy.schema.resolving import offered_schema, resolve_schema
+from toolproxy.util.absent import ABSENT
 from toolproxy.wire.leaked import find_leaked_calls
 
 __all__ = ["Pair", "ToolNames", "grade_case", "make_grader", "offered_tools"]
@@ -68,7 +69,6 @@ ServerTool = tuple[str, str, Any]
 
 EXTRA: Final = "extra call to an expected tool"
 NO_LIMIT: Final = float("inf")  # parsed once: `float("inf")` per case parsed the text
-_ABSENT: Final = object()  # no such key (None is a value)
 INCOMPLETE_FINISH: Final = frozenset({"length", "max_tokens", "max_output_tokens", "incomplete"})
 
 
@@ -100,10 +100,10 @@ def offered_tools(tools: Any) -> dict[str, Any]:
         name = spec.get("name")
         if isinstance(name, str) and name not in found:
             # the keys in turn, one lookup each (a loop over them built a tuple)
-            schema = spec.get("parameters", _ABSENT)
-            if schema is _ABSENT:
-                schema = spec.get("input_schema", _ABSENT)
-            found[name] = spec.get("inputSchema") if schema is _ABSENT else schema
+            schema = spec.get("parameters", ABSENT)
+            if schema is ABSENT:
+                schema = spec.get("input_schema", ABSENT)
+            found[name] = spec.get("inputSchema") if schema is ABSENT else schema
     return found
 
 
@@ -198,7 +198,7 @@ def _extra(e: ExpectedCall | None, label: Label | None) -> str | None:
 def _finish(base: CaseGrade, calls: list[CallGrade]) -> CaseGrade:
     label: Label | None = None  # the first by PRECEDENCE (`first_label`), no list built
     for c in calls:
-        if c.label is not None and (label is None or RANK[c.label] < RANK[label]):
+        if c.label is not None and outranks(c.label, label):
             label = c.label
     not_graded = label is None and any(a.bucket == "not_graded" for c in calls for a in c.args)
     base.calls, base.label, base.not_graded = calls, label, not_graded

@@ -74,9 +74,17 @@ BUCKETS: dict[str, str] = {
 }
 
 
+def outranks(label: Label, other: Label | None) -> bool:
+    """Whether `label` wins over `other` by PRECEDENCE (over None, always): the one rule
+    every choice of a label follows (`first_label`, a case's label, the schema stage's)."""
+    return other is None or RANK[label] < RANK[other]
+
+
 def first_label(labels: list[Label]) -> Label | None:
-    """The label that wins by PRECEDENCE among several found, or None."""
-    if len(labels) == 1:  # most failures: one label, nothing to rank
-        return labels[0]
-    found = set(labels)
-    return next((label for label in PRECEDENCE if label in found), None)
+    """The label that wins by PRECEDENCE among several found (the first of equals), or
+    None."""
+    best: Label | None = None
+    for label in labels:
+        if outranks(label, best):
+            best = label
+    return best

@@ -13,12 +13,13 @@ expected call, so the semantic stage does not match those arguments again. Pure.
 from __future__ import annotations
 
 from collections.abc import Collection
-from typing import Any, Final
+from typing import Any
 
 from toolproxy.grade.labels import Label
 from toolproxy.grade.matchers import matches
 from toolproxy.grade.model import Case, ExpectedCall
 from toolproxy.grade.parsestage import Call, call_arguments
+from toolproxy.util.absent import ABSENT
 from toolproxy.wire.toolnames import same_tool
 
 
@@ -41,7 +42,6 @@ class ToolNames:
 
 
 Pair = tuple[ExpectedCall | None, Call | None, Label | None]
-ABSENT: Final = object()  # no such argument (None is a value)
 
 
 def pair_calls(case: Case, observed: list[Call], names: ToolNames) -> list[Pair]:

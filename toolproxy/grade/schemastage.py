@@ -21,7 +21,7 @@ from collections.abc import Callable
 from typing import Any, Final
 
 from toolproxy.grade.grades import ArgGrade
-from toolproxy.grade.labels import RANK, Bucket, Label
+from toolproxy.grade.labels import Bucket, Label, outranks
 from toolproxy.grade.matchers import coercions, is_number
 from toolproxy.schema.quickerrors import QuickError, as_quick_error
 
@@ -59,7 +59,7 @@ def check_schema(
         message = error.message[:MAX_MESSAGE]
         notes.append(f"{error.json_path}: {message}")
         for name, bucket in hits:
-            if name not in flagged or RANK[label] < RANK[flagged[name][0]]:
+            if name not in flagged or outranks(label, flagged[name][0]):
                 detail = f"{error.validator}: {message}"
                 flagged[name] = (label, ArgGrade(name=name, bucket=bucket, detail=detail))
     return labels
@@ -107,7 +107,7 @@ def _first(
     with a key gives it; no lambda, whose closure compiled code builds at each call."""
     best = found[0]
     for each in found[1:]:
-        if RANK[each[0]] < RANK[best[0]]:
+        if outranks(each[0], best[0]):
             best = each
     return best
 

@@ -12,9 +12,9 @@ from toolproxy.grade.grades import ArgGrade
 from toolproxy.grade.labels import Label
 from toolproxy.grade.matchers import Judge, coercions, judge_match, match, matches
 from toolproxy.grade.model import ExpectedCall, Matcher
-from toolproxy.grade.pairing import ABSENT
 from toolproxy.grade.parsestage import json_type
 from toolproxy.grade.showing import show
+from toolproxy.util.absent import ABSENT
 from toolproxy.wire.common import parse_arguments
 
 

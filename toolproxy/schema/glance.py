@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from toolproxy.schema.accepts import BOUNDS, TYPE_TESTS, numeric, scalar_key, sized, type_test
+from toolproxy.schema.accepts import BOUNDS, TYPE_NAMES, numeric, scalar_key, sized, type_test
 from toolproxy.schema.quick import (
     ANNOTATIONS,
     KNOWN,
@@ -32,10 +32,10 @@ from toolproxy.schema.quick import (
     is_count,
     repeats,
 )
+from toolproxy.util.absent import ABSENT
 
 _NO_PROPERTIES: Final[dict[str, Any]] = {}  # read only
 _NO_NAMES: Final[list[Any]] = []  # read only
-_ABSENT: Final = object()  # no such name (None is a value)
 
 
 def glance(schema: Any, value: Any) -> bool:
@@ -121,14 +121,14 @@ def _typed(spec: Any, value: Any, present: bool) -> bool:
         return False
     names: list[Any] = spec
     for name in names:
-        if type(name) is not str or name not in TYPE_TESTS:
+        if type(name) is not str or name not in TYPE_NAMES:
             return False
     if repeats(names):
         return False
     if not present:
         return True
     for name in names:
-        if TYPE_TESTS[name].ok(value):
+        if type_test(name, value) == 1:
             return True
     return False
 
@@ -178,8 +178,8 @@ def _object(props: Any, required: Any, extra: Any, value: Any, present: bool, de
     named: dict[str, Any] = props
     found = 0  # the object's names that are properties
     for name, sub in named.items():
-        item = given.get(name, _ABSENT)
-        if item is _ABSENT:
+        item = given.get(name, ABSENT)
+        if item is ABSENT:
             if not _node(sub, None, False, depth + 1):
                 return False
         else:

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Final, Literal, Protocol
+from typing import Any, Literal, Protocol
 
+from toolproxy.util.absent import ABSENT
 from toolproxy.wire.toolnames import match_tool
 
 SchemaSource = Literal["mcp_server", "offered", "none"]
-_ABSENT: Final = object()  # no such name (None is a schema: a tool offered without one)
 
 
 class OfferedLike(Protocol):
@@ -75,7 +75,7 @@ def offered_schema(call_name: str | None, offered: dict[str, Any]) -> tuple[Any,
     once a call)."""
     if call_name is None:
         return None, "none"
-    found = offered.get(call_name, _ABSENT)  # one lookup (`in`, then the item: two)
-    if found is _ABSENT:
+    found = offered.get(call_name, ABSENT)  # one lookup (`in`, then the item: two)
+    if found is ABSENT:
         return None, "none"
     return found, "offered"  # (returned apiece: a conditional of two pairs boxes a tuple)

@@ -57,6 +57,7 @@ MODULES = (
     "toolproxy.schema.quick",
     "toolproxy.schema.quickerrors",
     "toolproxy.schema.resolving",
+    "toolproxy.util.absent",
     "toolproxy.util.jsonfast",
     "toolproxy.wire.toolnames",
 )
