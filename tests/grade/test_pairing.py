@@ -43,7 +43,7 @@ def test_ordered_pairing_follows_the_rule(expected: list[str], observed: list[st
     calls = views([ToolCall(index=j, name=n) for j, n in enumerate(observed)])
     got = pair_calls(case, calls, ToolNames())
     assert [
-        (e.tool if e else None, o.index if o else None, label) for e, o, label in got
+        (e.tool if e else None, o.call.index if o else None, label) for e, o, label in got
     ] == reference_ordered(expected, observed)
 
 
@@ -83,7 +83,9 @@ def _unordered(expected: list[dict], observed: list[dict]) -> list[tuple]:
     case = _one_tool(expected)
     calls = views([ToolCall(index=j, name="w", arguments=a) for j, a in enumerate(observed)])
     index = {id(e): i for i, e in enumerate(case.calls)}
-    return [(index[id(e)], o.index, label) for e, o, label in pair_calls(case, calls, ToolNames())]
+    return [
+        (index[id(e)], o.call.index, label) for e, o, label in pair_calls(case, calls, ToolNames())
+    ]
 
 
 def test_parallel_calls_made_right_and_in_order_pair_in_order() -> None:
@@ -182,7 +184,7 @@ def test_unordered_pairing_follows_the_rule(expected: list, observed: list) -> N
     got = pair_calls(case, calls, names)
     index = {id(e): i for i, e in enumerate(case.calls)}
     assert [
-        (index[id(e)] if e else None, o.index if o else None, label) for e, o, label in got
+        (index[id(e)] if e else None, o.call.index if o else None, label) for e, o, label in got
     ] == reference_unordered(case, calls, names)
 
 

@@ -163,8 +163,9 @@ def test_explain_says_why():
 
 
 def test_a_call_is_read_once_and_the_reply_ending_early_relabels_only_raw_text() -> None:
-    call = Call(ToolCall(index=2, call_id="c1", name="f", arguments_raw='{"a": 1,'))
-    assert (call.index, call.call_id, call.name, call.arguments) == (2, "c1", "f", None)
+    tool_call = ToolCall(index=2, call_id="c1", name="f", arguments_raw='{"a": 1,')
+    call = Call(tool_call)
+    assert (call.call, call.call_id, call.name, call.arguments) == (tool_call, "c1", "f", None)
     first = call_arguments(call, incomplete=False)
     assert first[:2] == (None, "truncation") and call.read == first  # read once, kept
     assert call_arguments(call, incomplete=False) == first

@@ -285,22 +285,22 @@ def explain(text: str) -> str:
 
 
 class Call:
-    """One observed call as the grader reads it: the `ToolCall`'s fields copied once into a
-    plain record (native when compiled: reading a pydantic model's field goes through its
-    `__getattr__` hook), and its arguments read once (`call_arguments`), for pairing and
-    the parse stage both. `proven`: the expected call whose every argument pairing found
-    present and matching (`pairing._prove`), so the semantic stage need not match again."""
+    """One observed call as the grader reads it: the `ToolCall`'s fields that every call
+    needs copied once into a plain record (native when compiled: reading a pydantic model's
+    field goes through its `__getattr__` hook), and its arguments read once
+    (`call_arguments`), for pairing and the parse stage both. The raw text is read from the
+    `ToolCall` (`call`) only when the wire parser's reading is not used: copied, each call's
+    text was touched (its count of references) for nothing, one more memory line a call.
+    `proven`: the expected call whose every argument pairing found present and matching
+    (`pairing._prove`), so the semantic stage need not match again."""
 
-    __slots__ = (
-        "index", "call_id", "name", "arguments_raw", "arguments", "parse_error", "read", "proven",
-    )  # fmt: skip
+    __slots__ = ("call", "call_id", "name", "arguments", "parse_error", "read", "proven")
 
     def __init__(self, call: ToolCall) -> None:
-        fields = call.__dict__  # where pydantic keeps them: a third of six attribute reads
-        self.index: int = fields["index"]
+        fields = call.__dict__  # where pydantic keeps them: a third of four attribute reads
+        self.call = call  # its raw text read from here, only when its reading is not used
         self.call_id: str | None = fields["call_id"]
         self.name: str | None = fields["name"]
-        self.arguments_raw: str = fields["arguments_raw"]
         self.arguments: Any = fields["arguments"]
         self.parse_error: str | None = fields["parse_error"]
         self.read: Reading | None = None  # `_read`'s answer, once asked
@@ -332,7 +332,7 @@ def _parsed(o: Call) -> bool:
 def _read(o: Call) -> Reading:
     if _parsed(o):  # the wire parser's reading, as it is
         return _value_reading(o.arguments, "in a string")
-    value, label, why = diagnose(o.arguments_raw)
+    value, label, why = diagnose(o.call.arguments_raw)
     if label is None:
         return value, None, ""
     return None, label, why or o.parse_error or "arguments do not parse"
