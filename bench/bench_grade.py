@@ -16,6 +16,9 @@ VM's vCPUs change speed between rounds; a round's arms run back to back). Then B
 checker and the warm grader again, each case graded 10 times in a row: what a call costs
 when its case, its schemas and the code that grades it are in the CPU's caches, against
 what a pass over every case costs (the gap is what reaching memory costs each checker).
+Then the working set: both over every 3rd and every 10th case (300 and 100 cases), pass
+after pass, the warm grader's ratio to BFCL's per round beside the full pass's: the cases
+still graded in turn, but what they read stays in the caches.
 
 When the compiled grading core is in use (`toolproxy/util/compiled.py`), every round also
 times the fresh and warm arms in a child process on the pure Python core (`TOOLPROXY_PURE=1`;
@@ -61,6 +64,7 @@ from toolproxy.util.gctools import paused_gc
 from toolproxy.wire.common import parse_arguments
 
 RESIDENT = 10  # the cache-resident arms grade each case this many times in a row
+WORKING_SETS = (300, 100)  # cases in the working-set arms (every len // size-th case)
 
 WORDS = ["paris", "crash", "deploy", "notes", "build", "london", "report", "invoice", "tokyo"]
 
@@ -323,8 +327,46 @@ def bfcl_part(cases: int, rounds: int, seed: int) -> None:
         f"every case costs BFCL {bfcl_kept / base:.2f}x and toolproxy "
         f"{warm_kept * streamed / calls:.2f}x the time of the same calls in cache"
     )
+    paired = statistics.median(
+        b / t
+        for b, t in zip(
+            times["BFCL ast_checker"], times["toolproxy, warm schema cache"], strict=True
+        )
+    )
+    print(
+        f"  working set (streamed passes, warm): {len(work):,} cases {paired:.2f}x per round",
+        end="",
+    )
+    for size in WORKING_SETS:
+        if size < len(work):
+            print(f"; {working_set(work, size, rounds)}", end="")
+    print()
     mix = Counter(w.kind for w in work)
     print("  outputs: " + ", ".join(f"{k} {v}" for k, v in mix.most_common()))
+
+
+def working_set(work: list[Any], size: int, rounds: int) -> str:
+    """BFCL's checker and the warm grader over every (len(work) // size)th case, pass after
+    pass (as many calls as a pass over all): what a pass costs when every case it reads
+    stays in the CPU's caches, the cases graded in turn as in a full pass. The ratio of
+    each round, their median."""
+    from bfcl_arm import MODEL, language, load_checker
+
+    checker, lang = load_checker(), language()
+    subset = work[:: len(work) // size][:size]
+    pairs = warmed([(w.case, w.observation) for w in subset])
+    passes = len(work) // size
+    ratios = []
+    for _ in range(rounds):
+        t0 = time.perf_counter()
+        for _ in range(passes):
+            for w in subset:
+                checker(*w.bfcl[:3], lang, w.bfcl[3], MODEL)
+        t1 = time.perf_counter()
+        for _ in range(passes):
+            run(pairs, compile_schema)
+        ratios.append((t1 - t0) / (time.perf_counter() - t1))
+    return f"{size:,} cases {statistics.median(ratios):.2f}x"
 
 
 def pure_round(cases: int, seed: int) -> dict[str, float]:
