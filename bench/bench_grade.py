@@ -311,13 +311,9 @@ def bfcl_part(cases: int, rounds: int, seed: int) -> None:
     for name, ts in times.items():
         rate = calls / statistics.median(ts)
         spread = f"{calls / max(ts):,.0f}-{calls / min(ts):,.0f}"
-        # the machine's speed drifts between rounds; each round's ratio is taken in one go
-        paired = statistics.median(
-            b / t for b, t in zip(times["BFCL ast_checker"], ts, strict=True)
-        )
         print(
             f"  {name:44} {rate:>9,.0f} calls/s  ({spread})  {rate / base:5.2f}x BFCL"
-            f"  ({paired:.2f}x per round)"
+            f"  ({per_round(times['BFCL ast_checker'], ts):.2f}x per round)"
         )
     bfcl_kept, warm_kept = (calls / statistics.median(kept[n]) for n in resident)
     streamed = statistics.median(times["toolproxy, warm schema cache"])
@@ -327,32 +323,33 @@ def bfcl_part(cases: int, rounds: int, seed: int) -> None:
         f"every case costs BFCL {bfcl_kept / base:.2f}x and toolproxy "
         f"{warm_kept * streamed / calls:.2f}x the time of the same calls in cache"
     )
-    paired = statistics.median(
-        b / t
-        for b, t in zip(
-            times["BFCL ast_checker"], times["toolproxy, warm schema cache"], strict=True
-        )
-    )
+    paired = per_round(times["BFCL ast_checker"], times["toolproxy, warm schema cache"])
+    sets = [working_set(work, size, rounds, checker, lang) for size in WORKING_SETS]
     print(
-        f"  working set (streamed passes, warm): {len(work):,} cases {paired:.2f}x per round",
-        end="",
+        f"  working set (streamed passes, warm): {len(work):,} cases {paired:.2f}x per round"
+        + "".join(f"; {size:,} cases {ratio:.2f}x" for size, ratio in sets if size < len(work))
     )
-    for size in WORKING_SETS:
-        if size < len(work):
-            print(f"; {working_set(work, size, rounds)}", end="")
-    print()
     mix = Counter(w.kind for w in work)
     print("  outputs: " + ", ".join(f"{k} {v}" for k, v in mix.most_common()))
 
 
-def working_set(work: list[Any], size: int, rounds: int) -> str:
+def per_round(bfcl: list[float], arm: list[float]) -> float:
+    """The median of each round's ratio (the machine's speed drifts between rounds; each
+    round's arms run back to back)."""
+    return statistics.median(b / t for b, t in zip(bfcl, arm, strict=True))
+
+
+def working_set(
+    work: list[Any], size: int, rounds: int, checker: Any, lang: Any
+) -> tuple[int, float]:
     """BFCL's checker and the warm grader over every (len(work) // size)th case, pass after
     pass (as many calls as a pass over all): what a pass costs when every case it reads
-    stays in the CPU's caches, the cases graded in turn as in a full pass. The ratio of
-    each round, their median."""
-    from bfcl_arm import MODEL, language, load_checker
+    stays in the CPU's caches, the cases graded in turn as in a full pass. The size and the
+    median of each round's ratio (1.0 when `size` is not below the cases')."""
+    from bfcl_arm import MODEL
 
-    checker, lang = load_checker(), language()
+    if size >= len(work):
+        return size, 1.0
     subset = work[:: len(work) // size][:size]
     pairs = warmed([(w.case, w.observation) for w in subset])
     passes = len(work) // size
@@ -366,7 +363,7 @@ def working_set(work: list[Any], size: int, rounds: int) -> str:
         for _ in range(passes):
             run(pairs, compile_schema)
         ratios.append((t1 - t0) / (time.perf_counter() - t1))
-    return f"{size:,} cases {statistics.median(ratios):.2f}x"
+    return size, statistics.median(ratios)
 
 
 def pure_round(cases: int, seed: int) -> dict[str, float]:
