@@ -3,7 +3,9 @@ builds; written `__init__`s, the dataclass's comparison and copies)."""
 
 from __future__ import annotations
 
+import copy
 import json
+import pickle
 
 import pytest
 
@@ -99,3 +101,10 @@ def test_a_stored_grade_reads_back_as_every_record_reads(cls, shape):
 def test_a_stored_grade_missing_a_required_field_is_refused(cls, shape):
     with pytest.raises(TypeError):
         cls.model_validate(shape)
+
+
+def test_a_grade_pickles_and_copies_to_an_equal_one():
+    grade = a_grade()
+    for made in (pickle.loads(pickle.dumps(grade)), copy.copy(grade), copy.deepcopy(grade)):
+        assert type(made) is CaseGrade and made == grade and made is not grade
+    assert copy.deepcopy(grade).calls[0].args[0] is not grade.calls[0].args[0]

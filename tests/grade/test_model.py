@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import copy
 import dataclasses
+import pickle
 
 import pytest
 
@@ -109,3 +111,20 @@ def test_an_observation_from_dicts_holds_tool_calls():
     )
     assert obs.calls == [ToolCall(index=0, name="f", arguments={})]
     assert obs.model_dump(mode="json")["calls"][0]["name"] == "f"
+
+
+def an_observation() -> Observation:
+    call = ToolCall(index=0, call_id="c1", name="book", arguments_raw="{}", arguments={})
+    return Observation(exchange_id="x", calls=[call], offered=[{"name": "book"}], text="t")
+
+
+@pytest.mark.parametrize("make", [nested_case, every_field_case, an_observation])
+def test_a_record_pickles_and_copies_to_an_equal_one(make):
+    """Compiled (mypyc), a record's class builds an instance only through its `__init__`,
+    which wants the required fields: pickling and `copy` must pass them (they did not)."""
+    record = make()
+    for made in (pickle.loads(pickle.dumps(record)), copy.copy(record), copy.deepcopy(record)):
+        assert type(made) is type(record) and made == record and made is not record
+    deep = copy.deepcopy(record)
+    assert deep.calls is not record.calls and deep.calls[0] is not record.calls[0]
+    assert copy.copy(record).calls is record.calls  # shallow, as pydantic's

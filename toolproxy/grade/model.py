@@ -56,9 +56,22 @@ class Record:
         """An instance from a dict as `model_dump` wrote it (unknown keys ignored)."""
         return record_from(cls, data, cls._field)
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled and copied (`copy.copy`, `copy.deepcopy`) by its fields, rebuilt through
+        its `__init__`: compiled, a record's class makes an instance only that way, so the
+        default (an instance made empty, then its state set) raised for want of the
+        required fields."""
+        names = self.__dataclass_fields__  # type: ignore[attr-defined]
+        return _rebuilt, (type(self), {name: getattr(self, name) for name in names})
+
     @classmethod
     def _field(cls, name: str, value: Any) -> Any:
         return value
+
+
+def _rebuilt(cls: Any, fields: dict[str, Any]) -> Any:
+    """A record of `cls` from its fields (`Record.__reduce__`)."""
+    return cls(**fields)
 
 
 def record_copy(record: Any, update: dict[str, Any] | None) -> Any:
