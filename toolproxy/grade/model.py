@@ -62,16 +62,11 @@ class Record:
         default (an instance made empty, then its state set) raised for want of the
         required fields."""
         names = self.__dataclass_fields__  # type: ignore[attr-defined]
-        return _rebuilt, (type(self), {name: getattr(self, name) for name in names})
+        return record_from, (type(self), {name: getattr(self, name) for name in names})
 
     @classmethod
     def _field(cls, name: str, value: Any) -> Any:
         return value
-
-
-def _rebuilt(cls: Any, fields: dict[str, Any]) -> Any:
-    """A record of `cls` from its fields (`Record.__reduce__`)."""
-    return cls(**fields)
 
 
 def record_copy(record: Any, update: dict[str, Any] | None) -> Any:
