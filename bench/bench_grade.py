@@ -237,7 +237,7 @@ def warmed(work: list[tuple[Case, Observation]]) -> list[tuple[Case, Observation
 
 def bfcl_part(cases: int, rounds: int, seed: int) -> None:
     """BFCL's ast_checker and toolproxy's grader on the same BFCL-shaped cases."""
-    from bfcl_arm import CATEGORIES, MODEL, bfcl_cases, language, load_checker
+    from bfcl_arm import CATEGORIES, bfcl_cases, language, load_checker
     from bfcl_shapes import distinct_schemas, workload
 
     checker, lang = load_checker(), language()
@@ -246,12 +246,7 @@ def bfcl_part(cases: int, rounds: int, seed: int) -> None:
     pairs = [(w.case, w.observation) for w in work]
 
     def bfcl(times: int = 1) -> float:
-        t0 = time.perf_counter()
-        for w in work:
-            functions, output, truth, category = w.bfcl
-            for _ in range(times):
-                checker(functions, output, truth, lang, category, MODEL)
-        return (time.perf_counter() - t0) / times
+        return bfcl_pass(work, checker, lang, times)
 
     def fresh() -> float:
         clear_caches()
@@ -324,10 +319,14 @@ def bfcl_part(cases: int, rounds: int, seed: int) -> None:
         f"{warm_kept * streamed / calls:.2f}x the time of the same calls in cache"
     )
     paired = per_round(times["BFCL ast_checker"], times["toolproxy, warm schema cache"])
-    sets = [working_set(work, size, rounds, checker, lang) for size in WORKING_SETS]
+    sets = [
+        f"; {size:,} cases {working_set(work, size, rounds, checker, lang):.2f}x"
+        for size in WORKING_SETS
+        if size < len(work)
+    ]
     print(
         f"  working set (streamed passes, warm): {len(work):,} cases {paired:.2f}x per round"
-        + "".join(f"; {size:,} cases {ratio:.2f}x" for size, ratio in sets if size < len(work))
+        + "".join(sets)
     )
     mix = Counter(w.kind for w in work)
     print("  outputs: " + ", ".join(f"{k} {v}" for k, v in mix.most_common()))
@@ -339,31 +338,33 @@ def per_round(bfcl: list[float], arm: list[float]) -> float:
     return statistics.median(b / t for b, t in zip(bfcl, arm, strict=True))
 
 
-def working_set(
-    work: list[Any], size: int, rounds: int, checker: Any, lang: Any
-) -> tuple[int, float]:
-    """BFCL's checker and the warm grader over every (len(work) // size)th case, pass after
-    pass (as many calls as a pass over all): what a pass costs when every case it reads
-    stays in the CPU's caches, the cases graded in turn as in a full pass. The size and the
-    median of each round's ratio (1.0 when `size` is not below the cases')."""
+def bfcl_pass(work: list[Any], checker: Any, lang: Any, times: int = 1) -> float:
+    """Seconds BFCL's checker takes over `work` (each case `times` times in a row: the
+    seconds over `times`)."""
     from bfcl_arm import MODEL
 
-    if size >= len(work):
-        return size, 1.0
+    t0 = time.perf_counter()
+    for w in work:
+        functions, output, truth, category = w.bfcl
+        for _ in range(times):
+            checker(functions, output, truth, lang, category, MODEL)
+    return (time.perf_counter() - t0) / times
+
+
+def working_set(work: list[Any], size: int, rounds: int, checker: Any, lang: Any) -> float:
+    """BFCL's checker and the warm grader over every (len(work) // size)th case, pass after
+    pass (as many calls as a pass over all): what a pass costs when every case it reads
+    stays in the CPU's caches, the cases graded in turn as in a full pass. The median of
+    each round's ratio (`size` below the cases')."""
     subset = work[:: len(work) // size][:size]
     pairs = warmed([(w.case, w.observation) for w in subset])
-    passes = len(work) // size
+    passes = range(len(work) // size)
     ratios = []
     for _ in range(rounds):
-        t0 = time.perf_counter()
-        for _ in range(passes):
-            for w in subset:
-                checker(*w.bfcl[:3], lang, w.bfcl[3], MODEL)
-        t1 = time.perf_counter()
-        for _ in range(passes):
-            run(pairs, compile_schema)
-        ratios.append((t1 - t0) / (time.perf_counter() - t1))
-    return size, statistics.median(ratios)
+        theirs = sum(bfcl_pass(subset, checker, lang) for _ in passes)
+        ours = sum(run(pairs, compile_schema)[0] for _ in passes)
+        ratios.append(theirs / ours)
+    return statistics.median(ratios)
 
 
 def pure_round(cases: int, seed: int) -> dict[str, float]:
