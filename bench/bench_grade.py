@@ -21,8 +21,10 @@ after pass, the warm grader's ratio to BFCL's per round beside the full pass's: 
 still graded in turn, but what they read stays in the caches.
 
 When the compiled grading core is in use (`toolproxy/util/compiled.py`), every round also
-times the fresh and warm arms in a child process on the pure Python core (`TOOLPROXY_PURE=1`;
-another process may run on the other vCPU, so those ratios carry the drift).
+times the fresh and warm arms in child processes: on the pure Python core (`TOOLPROXY_PURE=1`),
+and on the compiled core with its C modules and without them (`TOOLPROXY_NO_NATIVE=1`), with
+the per-round ratio of those two (what the C modules add); another process may run on the
+other vCPU, so the children's ratios to BFCL carry the drift.
 
 Part 2, 20 schemas: generates realistic recorded calls (as `tool_calls` rows hold them:
 raw text plus the wire parser's reading) over 20 tool schemas, with a mix of right calls
@@ -59,7 +61,7 @@ from toolproxy.schema.compiling import (
     compile_schema,
     note_schema_key,
 )
-from toolproxy.util.compiled import PURE_ENV, core, in_use
+from toolproxy.util.compiled import NATIVE, NO_NATIVE_ENV, PURE_ENV, core, in_use
 from toolproxy.util.gctools import paused_gc
 from toolproxy.wire.common import parse_arguments
 
@@ -285,18 +287,20 @@ def bfcl_part(cases: int, rounds: int, seed: int) -> None:
         "toolproxy, warm": lambda: run(warmed(pairs), compile_schema, RESIDENT)[0],
     }
     kept: dict[str, list[float]] = {name: [] for name in resident}
-    pure = in_use()  # the same arms on the pure Python core, in a child process
-    for name in ("pure Python core, fresh", "pure Python core, warm") if pure else ():
-        times[name] = []
+    # the same arms in child processes: on the pure Python core, and on the compiled core
+    # with its C modules (`compiled.NATIVE`) and without them, to measure what they add
+    children = CHILDREN if in_use() else {}
+    for name in children:
+        times[f"{name}, fresh"], times[f"{name}, warm"] = [], []
     for _ in range(rounds):  # interleaved, so drift on a shared machine hits every arm
         for name, arm in arms.items():
             times[name].append(arm())
         for name, arm in resident.items():
             kept[name].append(arm())
-        if pure:
-            child = pure_round(cases, seed)
-            times["pure Python core, fresh"].append(child["fresh"])
-            times["pure Python core, warm"].append(child["warm"])
+        for name, env in children.items():
+            child = child_times(cases, seed, env)
+            times[f"{name}, fresh"].append(child["fresh"])
+            times[f"{name}, warm"].append(child["warm"])
     base = calls / statistics.median(times["BFCL ast_checker"])
     print(
         f"BFCL-shaped: {len(work):,} cases of BFCL's own data ({calls:,} calls, "
@@ -309,6 +313,13 @@ def bfcl_part(cases: int, rounds: int, seed: int) -> None:
         print(
             f"  {name:44} {rate:>9,.0f} calls/s  ({spread})  {rate / base:5.2f}x BFCL"
             f"  ({per_round(times['BFCL ast_checker'], ts):.2f}x per round)"
+        )
+    if children:
+        on, off = (f"compiled core in a child, C modules {w}" for w in ("on", "off"))
+        gains = [per_round(times[f"{off}, {a}"], times[f"{on}, {a}"]) for a in ("fresh", "warm")]
+        print(
+            f"  C modules ({', '.join(NATIVE)}): {gains[0]:.3f}x fresh, {gains[1]:.3f}x warm,"
+            " per round (children on against off)"
         )
     bfcl_kept, warm_kept = (calls / statistics.median(kept[n]) for n in resident)
     streamed = statistics.median(times["toolproxy, warm schema cache"])
@@ -367,18 +378,29 @@ def working_set(work: list[Any], size: int, rounds: int, checker: Any, lang: Any
     return statistics.median(ratios)
 
 
-def pure_round(cases: int, seed: int) -> dict[str, float]:
-    """One round of the fresh and warm arms in a process on the pure Python core."""
-    env = os.environ | {PURE_ENV: "1"}
-    argv = [sys.executable, __file__, "--pure-round", "--bfcl-cases", str(cases)]
+CHILDREN = {  # child process arms: what each adds to the environment
+    "pure Python core": {PURE_ENV: "1"},
+    "compiled core in a child, C modules on": {},
+    "compiled core in a child, C modules off": {NO_NATIVE_ENV: "1"},
+}
+
+
+def child_times(cases: int, seed: int, env: dict[str, str]) -> dict[str, float]:
+    """One round of the fresh and warm arms in a child process, `env` added to its
+    environment."""
+    argv = [sys.executable, __file__, "--child-round", "--bfcl-cases", str(cases)]
     done = subprocess.run(
-        [*argv, "--seed", str(seed)], env=env, capture_output=True, text=True, check=True
+        [*argv, "--seed", str(seed)],
+        env=os.environ | env,
+        capture_output=True,
+        text=True,
+        check=True,
     )
     return json.loads(done.stdout.splitlines()[-1])
 
 
 def child_round(cases: int, seed: int) -> None:
-    """`--pure-round`: time the fresh and the warm arm once, print them as JSON."""
+    """`--child-round`: time the fresh and the warm arm once, print them as JSON."""
     from bfcl_arm import CATEGORIES, bfcl_cases
     from bfcl_shapes import workload
 
@@ -399,11 +421,11 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--skip-bfcl", action="store_true", help="only the 20-schema workload")
-    parser.add_argument("--pure-round", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--child-round", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
 
     with paused_gc():  # as `toolproxy grade` runs
-        if args.pure_round:
+        if args.child_round:
             return child_round(args.bfcl_cases, args.seed)
         if not args.skip_bfcl:
             bfcl_part(args.bfcl_cases, args.rounds, args.seed)

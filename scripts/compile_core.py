@@ -1,13 +1,14 @@
-"""Compile toolproxy's grading core with mypyc into the venv (see toolproxy/util/compiled.py).
+"""Compile toolproxy's grading core with mypyc, and its C modules, into the venv (see
+toolproxy/util/compiled.py).
 
     .venv/bin/python scripts/compile_core.py     # scripts/setup.sh runs it
 
-Builds `compiled.MODULES` into `<venv>/toolproxy-compiled/` with their manifest (the
-package's source digest and stamp, this Python, each module's file). When the build there is
-already of these sources, only stamps it (a checkout that rewrote files without changing
-them changes the stamp, and each start would hash the sources again). Needs a C compiler
-and the Python headers; exit code 1 and one line when the build fails (toolproxy then runs
-the pure Python core, slower).
+Builds `compiled.MODULES` and `compiled.NATIVE` into `<venv>/toolproxy-compiled/` with
+their manifest (the package's source digest and stamp, this Python, each module's file).
+When the build there is already of these sources, only stamps it (a checkout that rewrote
+files without changing them changes the stamp, and each start would hash the sources
+again). Needs a C compiler and the Python headers; exit code 1 and one line when the build
+fails (toolproxy then runs the pure Python core, slower).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from toolproxy.util.compiled import (  # noqa: E402
     FOLDER,
     MANIFEST,
     MODULES,
+    NATIVE,
     package_digest,
     settled_stamp,
     usable_files,
@@ -71,11 +73,12 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         try:
             from mypyc.build import mypycify
-            from setuptools import setup
+            from setuptools import Extension, setup
 
+            native = [Extension(m, [str(Path(*m.split(".")).with_suffix(".c"))]) for m in NATIVE]
             setup(
                 name="toolproxy-compiled",
-                ext_modules=mypycify(paths, target_dir=tmp),
+                ext_modules=mypycify(paths, target_dir=tmp) + native,
                 script_args=["-q", "build_ext", "--build-lib", str(target), "--build-temp", tmp],
             )
         except (Exception, SystemExit) as exc:  # noqa: BLE001 - any build failure: say it
@@ -83,14 +86,14 @@ def main() -> int:
             print(f"compile_core: the build failed ({exc}); the pure Python core runs")
             return 1
     files = built_files(target)
-    missing = [m for m in MODULES if m not in files]
+    missing = [m for m in (*MODULES, *NATIVE) if m not in files]
     if missing:
         shutil.rmtree(target, ignore_errors=True)
         print(f"compile_core: the build made no file for {', '.join(missing)}")
         return 1
     record = {"digest": digest, "python": sys.version, "files": files}
     write_manifest(target, record, stamp, sources)
-    print(f"compile_core: {len(MODULES)} modules compiled into {target}")
+    print(f"compile_core: {len(MODULES)} modules and {len(NATIVE)} C module compiled into {target}")
     return 0
 
 

@@ -1,4 +1,5 @@
-"""The tests mirror the package: `toolproxy/a/b.py` is tested in `tests/a/test_b.py`.
+"""The tests mirror the package: `toolproxy/a/b.py` (or a C module, `b.c`) is tested in
+`tests/a/test_b.py`.
 
 A package's `__init__.py` needs `tests/a/test_a.py` only when it defines something (a
 function or a class), not when it only documents and re-exports. A module without a test
@@ -19,6 +20,11 @@ UNMIRRORED = {
 }
 
 
+def modules() -> list:
+    """The package's modules: its Python files and its C ones."""
+    return sorted([*PACKAGE.rglob("*.py"), *PACKAGE.rglob("*.c")])
+
+
 def mirror_of(module) -> object:
     rel = module.relative_to(PACKAGE)
     if rel.name == "__init__.py":
@@ -33,7 +39,7 @@ def defines_something(module) -> bool:
 
 def test_every_module_has_its_test_file():
     missing = []
-    for module in sorted(PACKAGE.rglob("*.py")):
+    for module in modules():
         rel = str(module.relative_to(PACKAGE))
         if rel in UNMIRRORED or (module.name == "__init__.py" and not defines_something(module)):
             continue
@@ -50,7 +56,7 @@ def test_every_exemption_names_a_module_that_exists_and_has_no_test_file():
 
 
 def test_every_test_file_in_a_package_folder_mirrors_a_module():
-    mirrored = {mirror_of(m) for m in PACKAGE.rglob("*.py")}
+    mirrored = {mirror_of(m) for m in modules()}
     mirrored_dirs = {p.parent for p in mirrored}
     extra = [
         str(t.relative_to(REPO))

@@ -54,6 +54,14 @@ def test_the_digest_changes_with_any_source_and_not_with_other_files(tmp_path):
     assert package_digest(tmp_path) != before
 
 
+@pytest.mark.parametrize("name", ["fast.c", "fast.pyi"])
+def test_a_c_module_or_a_stub_is_a_source_too(tmp_path, name):
+    (tmp_path / "a.py").write_text("x = 1\n")
+    digest, stamp = package_digest(tmp_path), source_stamp(tmp_path)
+    (tmp_path / name).write_text("/* read by the build */\n")
+    assert package_digest(tmp_path) != digest and source_stamp(tmp_path) != stamp
+
+
 def test_the_stamp_changes_with_any_source_file_listed_or_touched_and_not_with_others(tmp_path):
     (tmp_path / "a.py").write_text("x = 1\n")
     (tmp_path / "sub").mkdir()
@@ -184,3 +192,23 @@ def test_the_venvs_build_is_the_grading_core_unless_pure_is_asked(monkeypatch):
         "(scripts/setup.sh runs it) builds it for these sources"
     )
     assert _checker_file(env | {compiled.PURE_ENV: "1"}).endswith("checker.py")
+
+
+def _glance_native(env: dict[str, str]) -> str:
+    code = "import toolproxy.schema.glance as g; print(g.NATIVE_GLANCE is not None, g.__file__)"
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
+    )
+    return done.stdout.strip()
+
+
+def test_the_venvs_build_has_its_c_modules_unless_they_are_turned_off(monkeypatch):
+    for name in (compiled.PURE_ENV, compiled.NO_NATIVE_ENV):
+        monkeypatch.delenv(name, raising=False)
+    env = dict(os.environ)
+    native, where = _glance_native(env).split(" ", 1)
+    assert native == "True" and where.endswith(".so")
+    native, where = _glance_native(env | {compiled.NO_NATIVE_ENV: "1"}).split(" ", 1)
+    assert native == "False" and where.endswith(".so")  # the compiled core, read in Python
+    native, where = _glance_native(env | {compiled.PURE_ENV: "1"}).split(" ", 1)
+    assert native == "False" and where.endswith("glance.py")

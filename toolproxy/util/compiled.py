@@ -1,13 +1,17 @@
 """The grading core compiled by mypyc, used only when it was built from these very sources.
 
-`scripts/compile_core.py` (run by `scripts/setup.sh`) compiles `MODULES` with mypyc into
-`<venv>/toolproxy-compiled/` and writes `manifest.json` beside them: the digest of every
-`.py` file of the package, the Python that built them, and each module's compiled file.
+`scripts/compile_core.py` (run by `scripts/setup.sh`) compiles `MODULES` with mypyc, and
+the C modules `NATIVE` (a hot piece of the core written again in C, held to its Python by
+tests), into `<venv>/toolproxy-compiled/` and writes `manifest.json` beside them: the
+digest of every source file of the package (`.py`, `.pyi`, `.c`), the Python that built
+them, and each module's compiled file.
 `activate` (run when `toolproxy` is imported) puts a finder first on `sys.meta_path` that
 loads those modules from their compiled files, and does nothing unless the manifest's
 digest is the package's digest now: a source edited since the build (any file, since
 compiled code reads other modules' classes) leaves every module pure Python until the
-next build, never stale. `TOOLPROXY_PURE=1` keeps them pure regardless.
+next build, never stale. `TOOLPROXY_PURE=1` keeps them pure regardless;
+`TOOLPROXY_NO_NATIVE=1` loads the compiled modules without the C ones (what they replace
+then runs compiled Python: to rule them out, and to measure them).
 
 Hashing the sources took 18-64 ms of every command's start. The manifest also holds the
 sources' stamp at build time (`source_stamp`: each file's path, size, times and inode, as
@@ -61,24 +65,29 @@ MODULES = (
     "toolproxy.util.jsonfast",
     "toolproxy.wire.toolnames",
 )
+# C modules built beside them, each read by the module that imports it when present
+NATIVE = ("toolproxy.schema.nativeglance",)
+SOURCES = (".py", ".pyi", ".c")  # what the build reads: an edit to any one stales it
 FOLDER = "toolproxy-compiled"  # in the venv (sys.prefix): a fresh venv has none
 MANIFEST = "manifest.json"
 PURE_ENV = "TOOLPROXY_PURE"
+NO_NATIVE_ENV = "TOOLPROXY_NO_NATIVE"  # the compiled core without its C modules
 PACKAGE = Path(__file__).resolve().parents[1]
 
 
 def package_digest(root: Path = PACKAGE) -> str:
-    """sha256 over every `.py` file under `root`: relative path and bytes, in path order."""
+    """sha256 over every source file (`SOURCES`) under `root`: relative path and bytes, in
+    path order."""
     digest = hashlib.sha256()
-    for path in sorted(root.rglob("*.py")):
+    for path in sorted(p for p in root.rglob("*") if p.suffix in SOURCES and p.is_file()):
         digest.update(path.relative_to(root).as_posix().encode() + b"\0")
         digest.update(path.read_bytes() + b"\0")
     return digest.hexdigest()
 
 
 def source_stamp(root: Path = PACKAGE) -> str:
-    """sha256 over every `.py` file under `root`: relative path, size, modification and
-    change times, inode (no file is read)."""
+    """sha256 over every source file (`SOURCES`) under `root`: relative path, size,
+    modification and change times, inode (no file is read)."""
     return _stamp(_stats(root))
 
 
@@ -109,7 +118,7 @@ def _stats(root: Path) -> list[tuple[str, os.stat_result]]:
         dirs.sort()
         rel = os.path.relpath(folder, root)
         for name in sorted(names):
-            if name.endswith(".py"):
+            if name.endswith(SOURCES):
                 path = os.path.join(folder, name)
                 found.append((os.path.normpath(os.path.join(rel, name)), os.stat(path)))
     return found
@@ -167,6 +176,8 @@ def activate(prefix: str = sys.prefix, environ: Mapping[str, str] = os.environ) 
     files = usable_files(manifest, digest, sys.version)
     if not files or not all((folder / f).is_file() for f in files.values()):
         return False
+    if environ.get(NO_NATIVE_ENV):  # each module that imports one reads in Python instead
+        files = {m: f for m, f in files.items() if m not in NATIVE}
     sys.meta_path.insert(0, CompiledFinder({m: folder / f for m, f in files.items()}))
     return True
 

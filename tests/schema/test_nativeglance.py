@@ -1,0 +1,196 @@
+"""The C reading (`nativeglance.c`) gives the Python reading's answer or hands the question
+back (None): never another answer; and on the keywords it reads, it answers. Run on the
+venv's build in both cores (the pure core loads the built file here, not in the grader)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.schema.test_glance import BFCL_LIKE, mixed
+from tests.schema.test_quick import TOOL, TRICKY, scalars, type_names, values
+from toolproxy.schema import glance as reading
+from toolproxy.schema.glance import fits_py, glance_py
+from toolproxy.schema.quick import MAX_DEPTH
+from toolproxy.util import compiled
+
+NAME = "toolproxy.schema.nativeglance"
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def native() -> ModuleType:
+    """The venv's build of `nativeglance.c`, for these very sources."""
+    if NAME in sys.modules:
+        return sys.modules[NAME]
+    folder = Path(sys.prefix) / compiled.FOLDER
+    manifest = json.loads((folder / compiled.MANIFEST).read_text(encoding="utf-8"))
+    files = compiled.usable_files(manifest, compiled.package_digest(), sys.version)
+    assert NAME in files, "scripts/compile_core.py (scripts/setup.sh runs it) builds it"
+    spec = importlib.util.spec_from_file_location(NAME, folder / files[NAME])
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def agrees(native: ModuleType, schema: Any, value: Any) -> bool | None:
+    """The C answer for (schema, value) and for the schema alone, each None or the Python
+    one's (asserted); the C answer to `glance`."""
+    found = native.glance(schema, value)
+    assert found is None or found is glance_py(schema, value), (schema, value)
+    alone = native.fits(schema)
+    assert alone is None or alone is fits_py(schema), schema
+    return found
+
+
+def nodes(schema: Any) -> list[Any]:
+    """`schema` and every schema under it (so each leaf meets every value too)."""
+    found = [schema]
+    if isinstance(schema, dict):
+        props = schema.get("properties")
+        subs = list(props.values()) if isinstance(props, dict) else []
+        subs += [schema[k] for k in ("items", "additionalProperties") if k in schema]
+        subs += [
+            s for k in ("anyOf", "allOf") if isinstance(schema.get(k), list) for s in schema[k]
+        ]
+        for sub in subs:
+            found += nodes(sub)
+    return found
+
+
+def test_the_compiled_core_reads_in_c_and_the_pure_one_does_not():
+    assert (reading.NATIVE_GLANCE is not None) is compiled.in_use()
+    assert (reading.NATIVE_FITS is not None) is compiled.in_use()
+
+
+def test_its_depth_limit_is_the_compilers(native):
+    assert native.MAX_DEPTH == MAX_DEPTH
+
+
+@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(mixed, st.lists(values, min_size=1, max_size=6))
+def test_it_never_gives_another_answer(native, schema: Any, found: list[Any]):
+    for node in nodes(schema):
+        for value in found + TRICKY:
+            agrees(native, node, value)
+
+
+# Schemas of the keywords it reads only, right and wrong, at any depth
+annotations = {
+    "description": st.text(max_size=3) | st.just(5),
+    "title": st.text(max_size=3) | st.none(),
+    "$comment": st.text(max_size=3) | st.just([]),
+    "default": values,
+    "examples": st.lists(scalars, max_size=2) | st.just("e"),
+    "deprecated": st.booleans() | st.just(1),
+    "readOnly": st.booleans() | st.just("yes"),
+    "writeOnly": st.booleans(),
+}
+read_leaf = st.fixed_dictionaries(
+    {},
+    optional={
+        "type": type_names
+        | st.lists(type_names, min_size=1, max_size=3)  # repeats too
+        | st.sampled_from(["strng", [], ["string", 5], 5]),
+        "enum": st.lists(scalars | st.lists(scalars, max_size=2), max_size=4) | st.just("x"),
+        "const": scalars | st.lists(scalars, max_size=2),
+        **annotations,
+    },
+)
+
+
+def read_children(children: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    return st.one_of(
+        st.builds(
+            lambda props, req, extra: {
+                "type": "object",
+                "properties": props,
+                "required": req,
+                **({"additionalProperties": extra} if extra is not None else {}),
+            },
+            st.dictionaries(st.sampled_from(["a", "b", "c", "verbose"]), children, max_size=3),
+            st.lists(st.sampled_from(["a", "b", "c"]), max_size=3) | st.just(["a", 1]),
+            st.none() | st.booleans() | children,
+        ),
+        st.builds(lambda items: {"type": "array", "items": items}, children),
+        st.builds(lambda props: {"properties": props}, st.just([]) | st.just({})),
+    )
+
+
+read_in_c = st.recursive(st.booleans() | read_leaf, read_children, max_leaves=8)
+
+
+@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(read_in_c, st.lists(values, min_size=1, max_size=6))
+def test_on_what_it_reads_it_answers_and_agrees(native, schema: Any, found: list[Any]):
+    """(Else the test above could pass by handing every question back.)"""
+    for node in nodes(schema):
+        for value in found + TRICKY:
+            assert agrees(native, node, value) is not None, (node, value)
+        assert native.fits(node) is not None, node
+
+
+class Args(dict):  # type: ignore[type-arg]
+    pass
+
+
+class Items(list):  # type: ignore[type-arg]
+    pass
+
+
+NAN = float("nan")
+
+
+@pytest.mark.parametrize(
+    ("schema", "value", "answer"),
+    [
+        (BFCL_LIKE, {"city": "Paris"}, None),  # minimum: bounds are read in Python
+        (TOOL, {"a": "x"}, None),  # $defs, $ref, format, anyOf
+        ({"type": "string", "maxLength": 3}, "abcd", None),
+        ({"type": "object", "nullable": True}, {}, None),  # an unknown keyword
+        ({1: "x"}, {}, None),  # a key that is no str
+        ({"type": "object", "properties": {"a": True}}, {1: "x"}, None),
+        ({"properties": {}, "required": list("abcdefghi")}, {}, None),  # 9 names: a set
+        ({"type": "string", "description": 5, "format": "date"}, "x", False),  # no str first
+        ({"type": "object", "properties": {"a": {"type": "string"}}}, Args(a="x"), False),
+        ({"properties": {"a": {"type": "string"}}}, Args(a="x"), False),  # read past `type`
+        ({"items": {"type": "string"}}, Items(["a"]), False),
+        ({"properties": {}, "required": "a"}, {}, False),
+        ({"properties": {}, "required": ["a"], "additionalProperties": None}, {"a": 1}, False),
+        ({"enum": [NAN]}, NAN, False),  # the same NaN object: still equal to nothing
+        ({"enum": [1, "a"]}, 1.0, True),  # 1 is 1.0
+        ({"enum": [1]}, True, False),  # a bool is no 1
+        ({"enum": [float("nan")]}, float("nan"), False),  # NaN equals nothing
+        ({"const": None}, None, True),
+        ({"enum": [10**400]}, 1e308, False),  # an int no float reaches
+        ({"type": "integer"}, 3.0, True),
+        ({"type": "integer"}, float("inf"), False),
+        ({"type": ["integer", "integer"]}, 3, False),
+        (False, None, False),
+    ],
+)
+def test_what_it_answers_and_what_it_hands_back(native, schema: Any, value: Any, answer: Any):
+    assert agrees(native, schema, value) is answer
+
+
+def test_deeper_than_the_compiler_goes_is_not_proven(native):
+    deep: dict[str, Any] = {"type": "object"}
+    for _ in range(MAX_DEPTH + 6):
+        deep = {"type": "object", "properties": {"a": deep}}
+    assert agrees(native, deep, {}) is False
+
+
+@pytest.mark.parametrize("path", sorted((REPO / "schemas" / "mcp").rglob("*.json")))
+def test_a_pulled_mcp_schema(native, path: Path):
+    schema = json.loads(path.read_text(encoding="utf-8"))["tool"]["inputSchema"]
+    for value in [*TRICKY, {"timezone": "Europe/Paris"}, {"source_timezone": "UTC", "time": "x"}]:
+        agrees(native, schema, value)
