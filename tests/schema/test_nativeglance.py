@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.schema.test_glance import BFCL_LIKE, mixed
-from tests.schema.test_quick import TOOL, TRICKY, scalars, type_names, values
+from tests.schema.test_quick import TOOL, TRICKY, object_of, scalars, type_names, values
 from toolproxy.schema import glance as reading
 from toolproxy.schema.glance import fits_py, glance_py
 from toolproxy.schema.quick import MAX_DEPTH
@@ -110,16 +110,10 @@ read_leaf = st.fixed_dictionaries(
 
 def read_children(children: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
     return st.one_of(
-        st.builds(
-            lambda props, req, extra: {
-                "type": "object",
-                "properties": props,
-                "required": req,
-                **({"additionalProperties": extra} if extra is not None else {}),
-            },
-            st.dictionaries(st.sampled_from(["a", "b", "c", "verbose"]), children, max_size=3),
+        object_of(
+            children,
+            st.sampled_from(["a", "b", "c", "verbose"]),
             st.lists(st.sampled_from(["a", "b", "c"]), max_size=3) | st.just(["a", 1]),
-            st.none() | st.booleans() | children,
         ),
         st.builds(lambda items: {"type": "array", "items": items}, children),
         st.builds(lambda props: {"properties": props}, st.just([]) | st.just({})),

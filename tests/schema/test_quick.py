@@ -63,18 +63,32 @@ leaf_keywords = st.fixed_dictionaries(
 )
 
 
+def object_of(
+    children: st.SearchStrategy[Any],
+    names: st.SearchStrategy[str],
+    required: st.SearchStrategy[Any],
+) -> st.SearchStrategy[Any]:
+    """Object schemas: properties of `names` (each schema a child), `required`, and
+    maybe additionalProperties."""
+    return st.builds(
+        lambda props, req, extra: {
+            "type": "object",
+            "properties": props,
+            "required": req,
+            **({"additionalProperties": extra} if extra is not None else {}),
+        },
+        st.dictionaries(names, children, max_size=3),
+        required,
+        st.none() | st.booleans() | children,
+    )
+
+
 def with_children(children: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
     return st.one_of(
-        st.builds(
-            lambda props, req, extra: {
-                "type": "object",
-                "properties": props,
-                "required": req,
-                **({"additionalProperties": extra} if extra is not None else {}),
-            },
-            st.dictionaries(st.sampled_from(["a", "b", "c"]), children, max_size=3),
+        object_of(
+            children,
+            st.sampled_from(["a", "b", "c"]),
             st.lists(st.sampled_from(["a", "b"]), unique=True, max_size=2),
-            st.none() | st.booleans() | children,
         ),
         st.builds(lambda items: {"type": "array", "items": items}, children),
         st.builds(lambda subs: {"anyOf": subs}, st.lists(children, min_size=1, max_size=3)),

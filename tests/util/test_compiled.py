@@ -175,12 +175,16 @@ def test_a_stale_or_refused_build_is_never_loaded(tmp_path, why, no_build):
     assert not compiled.in_use()
 
 
-def _checker_file(env: dict[str, str]) -> str:
-    code = "import toolproxy.grade.checker as c; print(c.__file__)"
+def _printed(code: str, env: dict[str, str]) -> str:
+    """What `code` prints, run by this Python in a process with `env`."""
     done = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
     )
     return done.stdout.strip()
+
+
+def _checker_file(env: dict[str, str]) -> str:
+    return _printed("import toolproxy.grade.checker as c; print(c.__file__)", env)
 
 
 def test_the_venvs_build_is_the_grading_core_unless_pure_is_asked(monkeypatch):
@@ -196,10 +200,7 @@ def test_the_venvs_build_is_the_grading_core_unless_pure_is_asked(monkeypatch):
 
 def _glance_native(env: dict[str, str]) -> str:
     code = "import toolproxy.schema.glance as g; print(g.NATIVE_GLANCE is not None, g.__file__)"
-    done = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
-    )
-    return done.stdout.strip()
+    return _printed(code, env)
 
 
 def test_the_venvs_build_has_its_c_modules_unless_they_are_turned_off(monkeypatch):
