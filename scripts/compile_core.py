@@ -93,7 +93,8 @@ def main() -> int:
         return 1
     record = {"digest": digest, "python": sys.version, "files": files}
     write_manifest(target, record, stamp, sources)
-    print(f"compile_core: {len(MODULES)} modules and {len(NATIVE)} C module compiled into {target}")
+    built = f"{len(MODULES)} modules and {len(NATIVE)} C modules"
+    print(f"compile_core: {built} compiled into {target}")
     return 0
 
 

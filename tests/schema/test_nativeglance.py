@@ -4,9 +4,7 @@ venv's build in both cores (the pure core loads the built file here, not in the 
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -17,29 +15,19 @@ from hypothesis import strategies as st
 
 from tests.schema.test_glance import BFCL_LIKE, mixed
 from tests.schema.test_quick import TOOL, TRICKY, object_of, scalars, type_names, values
+from tests.util.test_compiled import built_module
 from toolproxy.schema import glance as reading
 from toolproxy.schema.glance import fits_py, glance_py
 from toolproxy.schema.quick import MAX_DEPTH
 from toolproxy.util import compiled
 
-NAME = "toolproxy.schema.nativeglance"
 REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
 def native() -> ModuleType:
     """The venv's build of `nativeglance.c`, for these very sources."""
-    if NAME in sys.modules:
-        return sys.modules[NAME]
-    folder = Path(sys.prefix) / compiled.FOLDER
-    manifest = json.loads((folder / compiled.MANIFEST).read_text(encoding="utf-8"))
-    files = compiled.usable_files(manifest, compiled.package_digest(), sys.version)
-    assert NAME in files, "scripts/compile_core.py (scripts/setup.sh runs it) builds it"
-    spec = importlib.util.spec_from_file_location(NAME, folder / files[NAME])
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return built_module("toolproxy.schema.nativeglance")
 
 
 def agrees(native: ModuleType, schema: Any, value: Any) -> bool | None:

@@ -1,10 +1,12 @@
 """The compiled grading core: used only when built from these very sources (`util.compiled`)."""
 
+import importlib.util
 import json
 import os
 import subprocess
 import sys
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -20,6 +22,23 @@ from toolproxy.util.compiled import (
 )
 
 PROBE = "toolproxy_compiled_probe"
+
+
+def built_module(name: str) -> ModuleType:
+    """The venv's build of C module `name` (`compiled.NATIVE`), for these very sources:
+    the one loaded when the compiled core is in use, else loaded from its file here (the
+    pure core's tests hold it to the Python they run)."""
+    if name in sys.modules:
+        return sys.modules[name]
+    folder = Path(sys.prefix) / compiled.FOLDER
+    manifest = json.loads((folder / compiled.MANIFEST).read_text(encoding="utf-8"))
+    files = usable_files(manifest, package_digest(), sys.version)
+    assert name in files, "scripts/compile_core.py (scripts/setup.sh runs it) builds it"
+    spec = importlib.util.spec_from_file_location(name, folder / files[name])
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def test_a_manifest_of_these_sources_and_this_python_gives_its_files():

@@ -66,7 +66,7 @@ MODULES = (
     "toolproxy.wire.toolnames",
 )
 # C modules built beside them, each read by the module that imports it when present
-NATIVE = ("toolproxy.schema.nativeglance",)
+NATIVE = ("toolproxy.grade.nativeequal", "toolproxy.schema.nativeglance")
 SOURCES = (".py", ".pyi", ".c")  # what the build reads: an edit to any one stales it
 FOLDER = "toolproxy-compiled"  # in the venv (sys.prefix): a fresh venv has none
 MANIFEST = "manifest.json"
