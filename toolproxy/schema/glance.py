@@ -60,8 +60,8 @@ NATIVE_FITS: Final = _native("fits")
 
 def glance(schema: Any, value: Any) -> bool:
     """Is `value` valid against `schema`, and `schema` one `compile_quick` compiles? False
-    when not proven (never raises). Read in C when built (`nativeglance.c`: 0.65 us a
-    first-seen BFCL schema, not 1.13-1.28), in Python when it hands the question back."""
+    when not proven (never raises). Read in C when built (`nativeglance.c`), in Python
+    when it hands the question back."""
     if NATIVE_GLANCE is not None:
         found = NATIVE_GLANCE(schema, value)
         if found is not None:
