@@ -315,8 +315,9 @@ def bfcl_part(cases: int, rounds: int, seed: int) -> None:
             f"  ({per_round(times['BFCL ast_checker'], ts):.2f}x per round)"
         )
     if children:
-        on, off = (f"compiled core in a child, C modules {w}" for w in ("on", "off"))
-        gains = [per_round(times[f"{off}, {a}"], times[f"{on}, {a}"]) for a in ("fresh", "warm")]
+        gains = [
+            per_round(times[f"{C_OFF}, {a}"], times[f"{C_ON}, {a}"]) for a in ("fresh", "warm")
+        ]
         print(
             f"  C modules ({', '.join(NATIVE)}): {gains[0]:.3f}x fresh, {gains[1]:.3f}x warm,"
             " per round (children on against off)"
@@ -378,10 +379,11 @@ def working_set(work: list[Any], size: int, rounds: int, checker: Any, lang: Any
     return statistics.median(ratios)
 
 
+C_ON, C_OFF = (f"compiled core in a child, C modules {w}" for w in ("on", "off"))
 CHILDREN = {  # child process arms: what each adds to the environment
     "pure Python core": {PURE_ENV: "1"},
-    "compiled core in a child, C modules on": {},
-    "compiled core in a child, C modules off": {NO_NATIVE_ENV: "1"},
+    C_ON: {},
+    C_OFF: {NO_NATIVE_ENV: "1"},
 }
 
 

@@ -38,6 +38,7 @@ from typing import Any, Final
 
 from toolproxy.grade.model import Matcher
 from toolproxy.grade.showing import show
+from toolproxy.util.compiled import native
 
 Judge = Callable[[str, Any], tuple[float, str]]  # (score 1 / 0.5 / 0, reason)
 MatchResult = tuple[bool | None, str | None]
@@ -66,17 +67,8 @@ def _plain(t: type) -> bool:
     return t is str or t is int or t is float
 
 
-def _native_equal() -> Callable[[Any, Any], bool | None] | None:
-    """`nativeequal.equal`: `deep_equal_py`'s answers over JSON's types read in C, or None
-    (ask it); absent (None) unless the compiled core was built (`util.compiled`)."""
-    try:
-        from toolproxy.grade import nativeequal
-    except ImportError:  # the pure core
-        return None
-    return nativeequal.equal
-
-
-NATIVE_EQUAL: Final = _native_equal()
+# `nativeequal.c`'s comparison (the same answers, or None: ask `deep_equal_py`)
+NATIVE_EQUAL: Final = native("toolproxy.grade.nativeequal", "equal")
 
 
 def deep_equal(a: Any, b: Any) -> bool:

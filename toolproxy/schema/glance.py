@@ -24,7 +24,6 @@ the question back here): `glance` 6,718 -> 2,960 instructions a fresh BFCL-shape
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any, Final
 
 from toolproxy.schema.accepts import BOUNDS, TYPE_NAMES, numeric, scalar_key, sized, type_test
@@ -38,24 +37,15 @@ from toolproxy.schema.quick import (
     repeats,
 )
 from toolproxy.util.absent import ABSENT
+from toolproxy.util.compiled import native
 
 _NO_PROPERTIES: Final[dict[str, Any]] = {}  # read only
 _NO_NAMES: Final[list[Any]] = []  # read only
 
 
-def _native(name: str) -> Callable[..., bool | None] | None:
-    """`nativeglance`'s function `name`: the same answers read in C, or None (ask the
-    Python reading); absent (None) unless the compiled core was built (`util.compiled`)."""
-    try:
-        from toolproxy.schema import nativeglance
-    except ImportError:  # the pure core
-        return None
-    found: Callable[..., bool | None] = getattr(nativeglance, name)
-    return found
-
-
-NATIVE_GLANCE: Final = _native("glance")
-NATIVE_FITS: Final = _native("fits")
+# `nativeglance.c`'s reading (the same answers, or None: ask the Python reading below)
+NATIVE_GLANCE: Final = native("toolproxy.schema.nativeglance", "glance")
+NATIVE_FITS: Final = native("toolproxy.schema.nativeglance", "fits")
 
 
 def glance(schema: Any, value: Any) -> bool:

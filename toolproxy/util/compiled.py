@@ -33,7 +33,7 @@ import json
 import os
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from importlib.machinery import ModuleSpec
 from pathlib import Path
 from types import ModuleType
@@ -180,6 +180,17 @@ def activate(prefix: str = sys.prefix, environ: Mapping[str, str] = os.environ) 
         files = {m: f for m, f in files.items() if m not in NATIVE}
     sys.meta_path.insert(0, CompiledFinder({m: folder / f for m, f in files.items()}))
     return True
+
+
+def native(module: str, name: str) -> Callable[..., Any] | None:
+    """Function `name` of C module `module` (one of `NATIVE`), or None when it is not
+    loaded (the pure core, `TOOLPROXY_NO_NATIVE`, no build): its caller then runs the
+    Python it stands for."""
+    try:
+        found: Callable[..., Any] = getattr(importlib.import_module(module), name)
+    except ImportError:
+        return None
+    return found
 
 
 def in_use() -> bool:
