@@ -4,6 +4,7 @@ builds; written `__init__`s, the dataclass's comparison and copies)."""
 from __future__ import annotations
 
 import copy
+import gc
 import json
 import pickle
 
@@ -11,6 +12,7 @@ import pytest
 
 from toolproxy.grade.grades import ArgGrade, CallGrade, CaseGrade
 from toolproxy.grade.model import record_from
+from toolproxy.util import compiled
 
 
 def a_grade() -> CaseGrade:
@@ -34,6 +36,30 @@ def test_each_record_gets_lists_of_its_own():
     one.calls.append(first)
     one.called_tools.append("f")
     assert two.calls == [] and two.called_tools == [] and two.expected_tools == []
+
+
+def test_a_record_made_where_a_dropped_one_was_starts_with_its_defaults():
+    # compiled, each grade record keeps its last dropped instance to make the next one
+    # from (`free_list_len`): nothing of the dropped one may show through
+    for _ in range(3):
+        grade = a_grade()
+        grade.called_tools.append("get_weather")
+        del grade
+        fresh = CaseGrade("case-2", True)
+        assert (fresh.label, fresh.calls, fresh.called_tools, fresh.exchange_id) == (
+            None, [], [], None
+        )  # fmt: skip
+        call = CallGrade("f", None)
+        assert (call.call_id, call.stage_failed, call.errors, call.args) == (None, None, [], [])
+        assert ArgGrade("n", "ok").model_dump() == ArgGrade(name="n", bucket="ok").model_dump()
+        del fresh, call
+
+
+def test_grade_records_stay_out_of_the_cycle_collector_when_compiled():
+    # compiled (`mypyc_attr(acyclic=True)`): no GC header, no tracking, a cheaper teardown;
+    # their fields (strs, numbers, lists of records and strs) hold no way back to them
+    for record in (ArgGrade("n", "ok"), CallGrade("f", "f"), CaseGrade("c", True)):
+        assert gc.is_tracked(record) is not compiled.in_use()
 
 
 def test_a_grade_dumps_to_json_and_validates_back_equal():

@@ -3,6 +3,8 @@ the unordered pairing by tool, then by best argument match."""
 
 from __future__ import annotations
 
+import gc
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -10,6 +12,7 @@ from toolproxy.grade.model import Case, ExpectedCall, Matcher
 from toolproxy.grade.pairing import ToolNames, pair_calls
 from toolproxy.grade.parsestage import views
 from toolproxy.records import ToolCall
+from toolproxy.util import compiled
 
 NAMES = st.lists(st.sampled_from(["a", "b", "c"]), max_size=4)
 
@@ -106,6 +109,18 @@ def test_a_name_not_offered_never_means_an_expected_tool() -> None:
     assert names.same("get", "get")
     assert not names.same("mcp__x__get", "get")  # not offered
     assert ToolNames().same("mcp__x__get", "get")  # Claude Code's marker, offers unknown
+
+
+def test_tool_names_made_where_dropped_ones_were_start_with_their_defaults() -> None:
+    # compiled: one per case, kept out of the cycle collector and made from the last
+    # dropped one (`mypyc_attr`)
+    for _ in range(3):
+        del_me = ToolNames(offered=frozenset({"get"}), servers=("x",))
+        del del_me
+        names = ToolNames()
+        assert (names.offered, names.servers) == (frozenset(), ())
+        assert names.same("mcp__x__get", "get")
+        assert gc.is_tracked(names) is not compiled.in_use()
 
 
 def reference_unordered(case: Case, calls: list, names: ToolNames) -> list[tuple]:

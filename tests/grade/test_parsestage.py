@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import gc
 import json
 
 import pytest
 
+from toolproxy.grade.model import ExpectedCall
 from toolproxy.grade.parsestage import (
     Call,
     Scan,
@@ -19,6 +21,7 @@ from toolproxy.grade.parsestage import (
     scan,
 )
 from toolproxy.records import ToolCall
+from toolproxy.util import compiled
 
 VALID = [
     '{"city": "Paris"}',
@@ -178,6 +181,21 @@ def test_a_call_is_read_once_and_the_reply_ending_early_relabels_only_raw_text()
     assert call_arguments(listed, incomplete=True)[1] == "malformed_json"  # the wire's reading
     parsed = Call(ToolCall(name="f", arguments_raw='{"a": 1}', arguments={"a": 1}))
     assert call_arguments(parsed, incomplete=True) == ({"a": 1}, None, "")
+
+
+def test_a_call_made_where_a_dropped_one_was_is_read_afresh() -> None:
+    # compiled, `Call` keeps its last dropped instance to make the next one from
+    # (`free_list_len`), out of the cycle collector (`acyclic`): its reading and its
+    # proof must not show through
+    for _ in range(3):
+        read = Call(ToolCall(name="f", arguments_raw="{'a': 1}"))
+        assert call_arguments(read, incomplete=False)[1] == "malformed_json"
+        read.proven = ExpectedCall(tool="f")
+        del read
+        fresh = Call(ToolCall(name="g", arguments_raw="{}", arguments={}))
+        assert (fresh.read, fresh.proven, fresh.name) == (None, None, "g")
+        assert call_arguments(fresh, incomplete=False) == ({}, None, "")
+        assert gc.is_tracked(fresh) is not compiled.in_use()
 
 
 def test_diagnose_gives_the_object_or_the_label_and_why_from_one_reading():

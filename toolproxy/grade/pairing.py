@@ -15,6 +15,8 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import Any
 
+from mypy_extensions import mypyc_attr
+
 from toolproxy.grade.labels import Label
 from toolproxy.grade.matchers import matches
 from toolproxy.grade.model import Case, ExpectedCall
@@ -23,10 +25,12 @@ from toolproxy.util.absent import ABSENT
 from toolproxy.wire.toolnames import same_tool
 
 
+@mypyc_attr(acyclic=True, free_list_len=1)
 class ToolNames:
     """How one case compares called names with expected ones: a name that was not offered
     (when the offered tools are known) never means an expected tool, and a server prefix
-    counts only for a real MCP server (`toolnames`)."""
+    counts only for a real MCP server (`toolnames`). One per case: compiled, acyclic and
+    remade from the last dropped one, as `grade.grades`' records."""
 
     __slots__ = ("offered", "servers")
 

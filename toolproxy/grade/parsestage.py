@@ -25,6 +25,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
+from mypy_extensions import mypyc_attr
+
 from toolproxy.grade.labels import Label
 from toolproxy.grade.model import ExpectedCall
 from toolproxy.records import ToolCall
@@ -284,6 +286,7 @@ def explain(text: str) -> str:
     return diagnose(text)[2]
 
 
+@mypyc_attr(acyclic=True, free_list_len=1)
 class Call:
     """One observed call as the grader reads it: the `ToolCall`'s fields that every call
     needs copied once into a plain record (native when compiled: reading a pydantic model's
@@ -292,7 +295,9 @@ class Call:
     `ToolCall` (`call`) only when the wire parser's reading is not used: copied, each call's
     text was touched (its count of references) for nothing, one more memory line a call.
     `proven`: the expected call whose every argument pairing found present and matching
-    (`pairing._prove`), so the semantic stage need not match again."""
+    (`pairing._prove`), so the semantic stage need not match again. Compiled, one per call
+    and dropped with its case: acyclic (nothing it holds leads back to it) and remade from
+    the last dropped one (`grade.grades` says why)."""
 
     __slots__ = ("call", "call_id", "name", "arguments", "parse_error", "read", "proven")
 
