@@ -13,8 +13,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.util.test_compiled import built_module
-from toolproxy.grade import matchers
-from toolproxy.grade.matchers import deep_equal, deep_equal_py
+from toolproxy.grade import equality
+from toolproxy.grade.equality import deep_equal, deep_equal_py
 from toolproxy.util import compiled
 
 
@@ -135,4 +135,4 @@ def test_deeper_than_its_limit_is_handed_back(native):
 
 
 def test_the_compiled_core_compares_in_c_and_the_pure_one_does_not():
-    assert (matchers.NATIVE_EQUAL is not None) is compiled.in_use()
+    assert (equality.NATIVE_EQUAL is not None) is compiled.in_use()

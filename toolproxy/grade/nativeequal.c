@@ -1,8 +1,8 @@
-/* `matchers.deep_equal` over JSON's types, in C: the same answers, or "ask the Python one".
+/* `equality.deep_equal` over JSON's types, in C: the same answers, or "ask the Python one".
 
    equal(a, b) -> True | False | None
 
-   True and False are `matchers.deep_equal_py`'s own answers; None hands the question back
+   True and False are `equality.deep_equal_py`'s own answers; None hands the question back
    (`deep_equal` asks this first, when the compiled core is built, for values that are not
    two strs, two ints or two floats, which it compares itself). Read here: exact str, int,
    float, bool, None, list, tuple and dict with str keys, nested at most MAX_DEPTH deep;
@@ -139,13 +139,13 @@ static PyObject *py_equal(PyObject *module, PyObject *const *args, Py_ssize_t na
 
 static PyMethodDef methods[] = {
     {"equal", (PyCFunction)(void (*)(void))py_equal, METH_FASTCALL,
-     "equal(a, b): True, False, or None (ask matchers.deep_equal)"},
+     "equal(a, b): True, False, or None (ask equality.deep_equal)"},
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef definition = {
     PyModuleDef_HEAD_INIT, "toolproxy.grade.nativeequal",
-    "matchers.deep_equal over JSON's types in C (see nativeequal.c)", -1, methods,
+    "equality.deep_equal over JSON's types in C (see nativeequal.c)", -1, methods,
     NULL, NULL, NULL, NULL,
 };
 

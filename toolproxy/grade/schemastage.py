@@ -20,9 +20,10 @@ import re
 from collections.abc import Callable
 from typing import Any, Final
 
+from toolproxy.grade.equality import is_number
 from toolproxy.grade.grades import ArgGrade
 from toolproxy.grade.labels import Bucket, Label, outranks
-from toolproxy.grade.matchers import coercions, is_number
+from toolproxy.grade.matchers import coercions
 from toolproxy.schema.quickerrors import QuickError, as_quick_error
 
 Flagged = dict[str, tuple[Label, ArgGrade]]

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Final
 
-from toolproxy.grade.matchers import deep_equal
+from toolproxy.grade.equality import deep_equal
 from toolproxy.grade.showing import show
 from toolproxy.records import ToolCall
 
@@ -34,7 +34,7 @@ def pair_calls(recorded: Sequence[ToolCall], replayed: Sequence[ToolCall]) -> li
 
 
 def same_call(a: ToolCall, b: ToolCall) -> bool:
-    """Same tool name and arguments equal by value (`matchers.deep_equal`); arguments that
+    """Same tool name and arguments equal by value (`equality.deep_equal`); arguments that
     did not parse are compared as text."""
     if a.name != b.name:
         return False

@@ -44,6 +44,7 @@ from typing import Any
 MODULES = (
     "toolproxy.grade.casecheck",
     "toolproxy.grade.checker",
+    "toolproxy.grade.equality",
     "toolproxy.grade.expectations",
     "toolproxy.grade.grades",
     "toolproxy.grade.labels",
