@@ -212,3 +212,16 @@ def test_a_duplicate_key_is_still_reported(tmp_path: Path) -> None:
     located = read_located(path, issues)
     assert [str(i) for i in issues] == [f"{path}:1: not valid JSON: duplicate key 'id'"]
     assert [item.raw for item in located] == [{"id": "ok: yes"}]
+
+
+def test_a_jsonl_line_that_does_not_parse_says_where_once(tmp_path):
+    """json's own message may already end in "at" ("Unterminated string starting at"):
+    the column follows it without a second "at"."""
+    path = tmp_path / "cases.jsonl"
+    path.write_text('{"id": "a", "exchange_id": "ex\n{"id": "b" "x": 1}\n', encoding="utf-8")
+    issues: list[Issue] = []
+    assert read_located(path, issues) == []
+    assert [(i.line, i.message) for i in issues] == [
+        (1, "not valid JSON: Unterminated string starting at column 28"),
+        (2, "not valid JSON: Expecting ',' delimiter at column 12"),
+    ]

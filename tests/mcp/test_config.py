@@ -116,6 +116,7 @@ def test_vscode_settings_shape_and_both_keys():
     [
         ("{nope", "not valid JSON"),
         ('{\n  "servers": {\n    "a": [}\n}', "line 3"),
+        ('{\n  "servers": {"a": "b}}', r"\(Unterminated string starting at line 2\)"),
         ("[1, 2]", "expected a JSON object"),
         ('{"other": {}}', "no 'mcpServers'"),
         ('{"servers": [1]}', "must be a JSON object"),

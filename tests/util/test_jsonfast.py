@@ -16,6 +16,7 @@ from tests.strategies import finite_json
 from toolproxy.util.jsonfast import (
     canonical_dumps,
     canonical_sha256,
+    error_where,
     has_long_number,
     holds_float,
     loads,
@@ -195,3 +196,14 @@ def test_pretty_dumps_is_the_json_modules_text(value: Any) -> None:
 )
 def test_values_orjson_writes_its_own_way_are_pretty_dumped_by_json(value: Any) -> None:
     assert pretty_dumps(value) == json_pretty(value)
+
+
+def test_error_where_says_at_once():
+    def error(text: str) -> json.JSONDecodeError:
+        with pytest.raises(json.JSONDecodeError) as info:
+            json.loads(text)
+        return info.value
+
+    # json's message ends in "at" here: the place follows it without a second one
+    assert error_where(error('{"a": "b'), "column 7") == "Unterminated string starting at column 7"
+    assert error_where(error('{"a" 1}'), "line 1") == "Expecting ':' delimiter at line 1"

@@ -23,7 +23,7 @@ from pydantic import BaseModel, Field
 
 from toolproxy.errors import UserError
 from toolproxy.util.jsonfast import SLOW as _SLOW
-from toolproxy.util.jsonfast import fast_loads
+from toolproxy.util.jsonfast import error_where, fast_loads
 
 FieldPath = tuple[str | int, ...]  # a field path inside one case: ("calls", 0, "tool")
 
@@ -253,7 +253,7 @@ def read_jsonl(path: Path, text: str, issues: list[Issue], first_line: int = 1) 
         try:
             raw = json.loads(line, object_pairs_hook=_no_duplicates)
         except json.JSONDecodeError as e:  # its own "line 1" would mislead: say the column
-            message = f"not valid JSON: {e.msg} at column {e.colno}"
+            message = f"not valid JSON: {error_where(e, f'column {e.colno}')}"
             issues.append(Issue(file=str(path), line=n, message=message))
             continue
         except ValueError as e:  # a duplicate key

@@ -39,6 +39,7 @@ from typing import Any, Literal
 from urllib.parse import parse_qsl, urlsplit
 
 from toolproxy.errors import UserError
+from toolproxy.util.jsonfast import error_where
 
 Transport = Literal["stdio", "http", "sse"]
 
@@ -316,7 +317,8 @@ def _load_json(text: str, source: str) -> Any:
     try:
         return json.loads(strip_jsonc(text))
     except json.JSONDecodeError as e:
-        raise ConfigError(f"{source}: not valid JSON ({e.msg} at line {e.lineno})") from e
+        where = error_where(e, f"line {e.lineno}")
+        raise ConfigError(f"{source}: not valid JSON ({where})") from e
 
 
 def parse_config(text: str, source: str, ctx: Context) -> list[ServerSpec]:

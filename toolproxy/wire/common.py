@@ -73,9 +73,7 @@ def load_json(data: bytes | str) -> tuple[Any, str | None]:
 def describe_json_error(exc: ValueError) -> str:
     """'Expecting ',' delimiter at char 17' for decode errors; the message otherwise."""
     if isinstance(exc, json.JSONDecodeError):
-        # Some messages already end in "at" ("Unterminated string starting at").
-        joiner = " char " if exc.msg.endswith(" at") else " at char "
-        return f"{exc.msg}{joiner}{exc.pos}"
+        return jsonfast.error_where(exc, f"char {exc.pos}")
     return str(exc)
 
 
