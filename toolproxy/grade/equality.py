@@ -14,7 +14,10 @@ from toolproxy.util.compiled import native
 
 
 def is_number(value: Any) -> bool:
-    """A JSON number: int or float, not bool."""
+    """A JSON number: int or float, not bool. By `isinstance`, so an int or float
+    subclass counts (an `IntEnum` a caller put in an expectation), where
+    `schema.accepts.is_number` tests the exact types a JSON parser makes: not one body
+    written twice, and not to be merged into it."""
     # `int | float` in isinstance builds a union object per call in compiled code
     return (isinstance(value, int) and not isinstance(value, bool)) or isinstance(value, float)
 
