@@ -225,3 +225,21 @@ def test_a_jsonl_line_that_does_not_parse_says_where_once(tmp_path):
         (1, "not valid JSON: Unterminated string starting at column 28"),
         (2, "not valid JSON: Expecting ',' delimiter at column 12"),
     ]
+
+
+def test_a_file_that_cannot_be_read_is_named_once(tmp_path):
+    """The file led the line and was named again inside the OS error ("none.yaml: cannot
+    read: [Errno 2] No such file or directory: 'none.yaml'"), a directory twice, and a
+    binary file spoke of codecs."""
+    missing, folder = tmp_path / "none.yaml", tmp_path / "cases"
+    folder.mkdir()
+    binary = tmp_path / "bin.yaml"
+    binary.write_bytes(b"cases:\n  - id: \xd0\x28\n")
+    issues: list[Issue] = []
+    for path in (missing, folder, binary):
+        assert read_located(path, issues) == []
+    assert [str(i) for i in issues] == [
+        f"{missing}: cannot read: No such file or directory",
+        f"{folder}: expectation files end in .yaml, .yml or .jsonl",
+        f"{binary}: cannot read: not UTF-8 text (invalid continuation byte at byte 15)",
+    ]

@@ -179,7 +179,10 @@ def test_unreadable_paths_are_issues(tmp_path):
         str(tmp_path / "missing.yaml"),
         str(tmp_path / "x.txt"),
     ]
-    assert all(i.message.startswith("cannot read") for i in info.value.issues)
+    assert [i.message for i in info.value.issues] == [
+        "cannot read: No such file or directory",
+        "expectation files end in .yaml, .yml or .jsonl",
+    ]
 
 
 def test_a_case_that_is_not_a_mapping(tmp_path):

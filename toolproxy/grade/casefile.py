@@ -15,7 +15,7 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from functools import partial
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, Final, NamedTuple
 
 import orjson
 import yaml
@@ -108,13 +108,15 @@ for _tag, (_regex, _first) in _CORE.items():
     _Dumper.add_implicit_resolver(_tag, re.compile(f"^(?:{_regex})$"), list(_first))
 
 
+SUFFIXES: Final = {".yaml": "yaml", ".yml": "yaml", ".jsonl": "jsonl"}
+SUFFIX_RULE: Final = "expectation files end in .yaml, .yml or .jsonl"
+
+
 def file_format(path: Path) -> str:
     """'yaml' (.yaml/.yml) or 'jsonl' by suffix; `UserError` for anything else."""
-    if path.suffix in (".yaml", ".yml"):
-        return "yaml"
-    if path.suffix == ".jsonl":
-        return "jsonl"
-    raise UserError(f"{path}: expectation files end in .yaml, .yml or .jsonl")
+    if (fmt := SUFFIXES.get(path.suffix)) is None:
+        raise UserError(f"{path}: {SUFFIX_RULE}")
+    return fmt
 
 
 def format_path(path: Iterable[str | int], prefix: str = "") -> str:
@@ -265,11 +267,17 @@ def read_jsonl(path: Path, text: str, issues: list[Issue], first_line: int = 1) 
 
 def read_located(path: Path, issues: list[Issue]) -> list[Located]:
     """The raw cases of one file with their line lookup; read problems go to `issues`."""
+    if (fmt := SUFFIXES.get(path.suffix)) is None:
+        issues.append(Issue(file=str(path), message=SUFFIX_RULE))
+        return []
     try:
-        fmt = file_format(path)
         text = path.read_text(encoding="utf-8")
-    except (UserError, OSError, UnicodeDecodeError) as e:
-        issues.append(Issue(file=str(path), message=f"cannot read: {e}"))
+    except OSError as e:  # the file leads the line: not named again
+        issues.append(Issue(file=str(path), message=f"cannot read: {e.strerror or e}"))
+        return []
+    except UnicodeDecodeError as e:
+        why = f"not UTF-8 text ({e.reason} at byte {e.start})"
+        issues.append(Issue(file=str(path), message=f"cannot read: {why}"))
         return []
     return (_read_yaml if fmt == "yaml" else read_jsonl)(path, text, issues)
 
