@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from toolproxy import store
-from toolproxy.cli.demoloop import DEMO_KEY, TASKS, one_line, run_demo
+from toolproxy.cli.demoloop import DEMO_KEY, TASKS, one_line, run_demo, summary_line
 from toolproxy.grade.expectations import load_cases
 
 pytestmark = pytest.mark.e2e
@@ -90,7 +90,13 @@ def test_the_scripted_model_gets_every_task_right(tmp_path):
     assert "the local model is not used: asked for (--scripted)" in lines
     assert "\n(the replay against a second candidate needs the local model: skipped)" in lines
     assert graded(capture, "demo-scripted-strong") == {t.id: (True, None) for t in TASKS}
-    assert f"{len(TASKS)} of {len(TASKS)} passed; " in "\n".join(lines)
+    assert f"{len(TASKS)} of {len(TASKS)} passed" in lines  # nothing after it
+
+
+def test_the_summary_line_names_labels_only_when_some_failed():
+    assert summary_line({"passed": 6, "cases": 6, "by_label": {}}) == "6 of 6 passed"
+    both = {"passed": 3, "cases": 6, "by_label": {"wrong_tool": 2, "no_call": 1}}
+    assert summary_line(both) == "3 of 6 passed; wrong_tool 2, no_call 1"
 
 
 def test_one_line():

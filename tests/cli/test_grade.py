@@ -94,3 +94,20 @@ def test_label_draws_a_stratified_sample_reproducibly(seeded_capture, tmp_path, 
     assert {x[0] for x in first} == {"a", "b"}  # one turn of each session
     assert main(["label", "-c", str(seeded_capture), "--stratify", "tool"]) == 2
     assert "--stratify goes with --sample N" in capsys.readouterr().err
+
+
+def test_grading_files_that_hold_no_cases_is_an_error_not_an_empty_run(
+    seeded_capture, tmp_path, capsys
+):
+    # an empty (or truncated, or mistyped) expectations file used to print "run e: 0 cases
+    # graded" and exit 0, a CI gate passing on nothing, while `report --run e` then said
+    # "unknown run(s) e"
+    empty, listed = tmp_path / "empty.yaml", tmp_path / "none.jsonl"
+    empty.write_text("")
+    listed.write_text("\n\n")
+    for jobs in ("1", "2"):
+        argv = ["grade", str(empty), str(listed), "-c", str(seeded_capture), "-j", jobs]
+        assert main([*argv, "--run", "e"]) == 2
+        err = capsys.readouterr().err
+        assert f"no cases in {empty}, {listed}: nothing graded" in err, err
+    assert main(["report", "-c", str(seeded_capture), "--run", "e"]) == 2  # nothing stored

@@ -152,6 +152,9 @@ def cmd_grade(args: argparse.Namespace) -> int:
                 print(f"toolproxy grade: warning: {alias}", file=sys.stderr)
             outcome = outcome_of(grade_run(args.capture, cases, args.run, judge), args.json)
     summary = outcome.summary
+    if not summary["cases"]:  # a CI gate must not pass on an empty or mistyped file
+        files = ", ".join(str(f) for f in args.cases)
+        raise UserError(f"no cases in {files}: nothing graded, run {args.run} not stored")
     if outcome.rows is not None:
         out = {
             "run": args.run,
