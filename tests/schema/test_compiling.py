@@ -145,8 +145,27 @@ def described(compiled: compiling.CompiledSchema, value: object) -> list[tuple[o
     ]
 
 
+def test_dates_and_patterns_are_read_at_first_sight_and_their_errors_worded_alike():
+    """(A `format` or `pattern` anywhere in a schema had it compiled at first sight.)"""
+    schema = {
+        "type": "object",
+        "properties": {
+            "day": {"type": "string", "format": "date-time"},
+            "code": {"type": "string", "pattern": "^[A-Z]{3}$"},
+        },
+        "required": ["day"],
+    }
+    assert compiling.compile_unless_proven(schema, {"day": "2024-05-01T00:00:00Z"}) is None
+    value = {"day": "2024-05-32T00:00:00Z", "code": "paris"}
+    found = compiling.compile_unless_proven(schema, value)
+    assert found is not None and found.usable and id(schema) not in compiling._BY_ID
+    compiled = compile_schema(json.loads(json.dumps(schema)))
+    assert len(described(found, value)) == 2
+    assert described(found, value) == described(compiled, value)
+
+
 def test_a_schema_outside_the_first_look_is_compiled():
-    outside = {"type": "object", "properties": {"day": {"type": "string", "format": "date"}}}
+    outside = {"type": "object", "properties": {"day": {"anyOf": [{"type": "string"}]}}}
     assert compiling.compile_unless_proven(outside, {"day": "2024-05-01"}) is not None
     broken = {"type": "object", "properties": {"a": {}, "b": {"type": "strng"}}}
     unusable = compiling.compile_unless_proven(broken, {"a": 1})  # b is never given

@@ -38,15 +38,17 @@ broken_leaf = st.fixed_dictionaries(
         "items": st.sampled_from([3, [{"type": "string"}]]),
         "additionalProperties": st.just(None),
         "readOnly": st.just("yes"),
+        "pattern": st.sampled_from(["(unclosed", 5, "[z-a]"]),
+        "format": st.sampled_from([5, None]),
     },
 )
 mixed = st.recursive(st.booleans() | leaf_keywords | broken_leaf, with_children, max_leaves=6)
 READ = frozenset(  # the keywords `glance` reads (annotations and unknown ones aside)
     {"type", "properties", "required", "additionalProperties", "items", "enum", "const"}
     | {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"}
-    | {"minLength", "maxLength", "minItems", "maxItems"}
+    | {"minLength", "maxLength", "minItems", "maxItems", "pattern", "format"}
 )
-NOT_READ = frozenset({"pattern", "format", "anyOf", "allOf", "$ref", "$defs", "$schema"})
+NOT_READ = frozenset({"anyOf", "allOf", "$ref", "$defs", "$schema"})
 
 
 def only_read(schema: Any) -> bool:
@@ -121,9 +123,10 @@ def test_a_typical_tool_schema(value: Any, proven: bool):
 @pytest.mark.parametrize(
     "schema",
     [
-        TOOL,  # $defs, $ref, format, anyOf: left to the compiler
+        TOOL,  # $defs, $ref, anyOf: left to the compiler
         {"type": "object", "properties": {"a": {"type": "string"}, "b": {"type": "strng"}}},
-        {"type": "object", "properties": {"a": {"type": "string"}, "b": {"pattern": "^x"}}},
+        {"type": "object", "properties": {"a": {"type": "string"}, "b": {"pattern": "(x"}}},
+        {"type": "object", "properties": {"a": {"type": "string"}, "b": {"format": 5}}},
         {"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a", "a"]},
         {"type": "object", "properties": {"a": {"type": "string"}}, "$schema": "x"},
         {"type": "object", "properties": {"a": {"type": "string"}}, "items": 3},
@@ -149,3 +152,37 @@ def test_subclasses_and_odd_values_are_not_proven():
     for _ in range(70):  # deeper than the compiler goes
         deep = {"type": "object", "properties": {"a": deep}}
     assert not glance(deep, {})
+
+
+DATED = {
+    "type": "object",
+    "properties": {
+        "since": {"type": "string", "format": "date-time"},
+        "code": {"type": "string", "pattern": "^[A-Z]{3}$"},
+        "mail": {"type": "string", "format": "email"},
+        "any": {"format": "no-such-format"},
+    },
+    "required": ["since"],
+}
+
+
+@pytest.mark.parametrize(
+    ("value", "proven"),
+    [
+        ({"since": "2025-03-01T10:00:00Z"}, True),
+        ({"since": "2025-03-01T10:00:00Z", "code": "PAR", "mail": "a@b.org", "any": 1}, True),
+        ({"since": "2025-02-30T10:00:00Z"}, False),  # no such day
+        ({"since": "yesterday"}, False),
+        ({"since": "2025-03-01T10:00:00Z", "code": "Paris"}, False),
+        ({"since": "2025-03-01T10:00:00Z", "code": "xPAR"}, False),  # searched, anchored
+        ({"since": "2025-03-01T10:00:00Z", "mail": "nobody"}, False),
+        ({"since": 5}, False),  # the type fails; a format passes what is no string
+    ],
+)
+def test_format_and_pattern_are_read_as_the_compiler_checks_them(value: Any, proven: bool):
+    """A schema with `format` or `pattern` (dates in nearly every real tool) was compiled
+    at first sight; now it is read as it stands, as `compile_quick` would check it."""
+    assert fits(DATED)
+    assert glance(DATED, value) is proven
+    assert compile_quick(DATED, CONFORMS)(value) is proven  # type: ignore[misc]
+    assert validator(DATED).is_valid(value) is proven

@@ -6,9 +6,10 @@ the schema as it stands, with nothing built and no cache key written.
 `value`; False means "not proven": compile the schema and ask it. It reads the keywords tool
 schemas are made of, with `schema.quick`'s semantics (its type tests, bounds and lengths
 are used as they are): type, properties, required, additionalProperties, items, enum and
-const (scalars), the numeric bounds and lengths, and the annotations; unknown keywords are
-ignored, as Draft 2020-12 ignores them. A schema with any other keyword the metaschema
-knows (`$schema`, `$ref`, `format`, `pattern`, `anyOf`, ...) is not proven here. The whole
+const (scalars), the numeric bounds and lengths, `pattern` (`re.search`) and `format` (the
+format checker's `conforms`), and the annotations; unknown keywords are ignored, as Draft
+2020-12 ignores them. A schema with any other keyword the metaschema knows (`$schema`,
+`$ref`, `anyOf`, ...) is not proven here. The whole
 schema is read, not only the parts the value reaches, so a schema the compiler would refuse
 is never passed. A property test holds it to `compile_quick` on generated schemas.
 
@@ -24,9 +25,13 @@ the question back here): `glance` 6,718 -> 2,960 instructions a fresh BFCL-shape
 
 from __future__ import annotations
 
+import re
 from typing import Any, Final
 
+import jsonschema
+
 from toolproxy.schema.accepts import BOUNDS, TYPE_NAMES, numeric, scalar_key, sized, type_test
+from toolproxy.schema.formats import conforms_of
 from toolproxy.schema.quick import (
     ANNOTATIONS,
     KNOWN,
@@ -41,6 +46,9 @@ from toolproxy.util.compiled import native
 
 _NO_PROPERTIES: Final[dict[str, Any]] = {}  # read only
 _NO_NAMES: Final[list[Any]] = []  # read only
+# `format` as `compile_quick` checks it for a schema that names no draft (glance reads no
+# `$schema`): Draft 2020-12's format checker, with `schema.formats`' date-time and time
+_CONFORMS: Final = conforms_of(jsonschema.Draft202012Validator)
 
 
 # `nativeglance.c`'s reading (the same answers, or None: ask the Python reading below)
@@ -135,6 +143,15 @@ def _node(spec: Any, value: Any, present: bool, depth: int) -> bool:
                 return False
             of, sign = LENGTHS[key]
             if present and not sized(of, sign, sub).ok(value):
+                return False
+        elif key == "pattern":  # re.compile raises for one the metaschema refuses
+            if type(sub) is not str:
+                return False
+            found = re.compile(sub)  # (re's own cache: a pattern met again is a lookup)
+            if present and type(value) is str and found.search(value) is None:
+                return False
+        elif key == "format":
+            if type(sub) is not str or (present and not _CONFORMS(value, sub)):
                 return False
         elif key in KNOWN:
             return False  # a keyword the compiler handles, or leaves to jsonschema
