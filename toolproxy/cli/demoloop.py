@@ -274,7 +274,8 @@ def grade(capture: Path, cases_file: Path, model: str, out: Callable[[str], None
 
 
 def summary_line(summary: dict[str, Any]) -> str:
-    """ "3 of 6 passed; wrong_tool 2, no_call 1": the labels only when some case failed."""
+    """The demo's last grading line, e.g. `3 of 6 passed; wrong_tool 2, no_call 1`: the
+    labels only when some case failed."""
     line = f"{summary['passed']} of {summary['cases']} passed"
     failed = ", ".join(f"{label} {n}" for label, n in summary["by_label"].items())
     return f"{line}; {failed}" if failed else line

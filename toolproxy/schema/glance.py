@@ -6,12 +6,12 @@ the schema as it stands, with nothing built and no cache key written.
 `value`; False means "not proven": compile the schema and ask it. It reads the keywords tool
 schemas are made of, with `schema.quick`'s semantics (its type tests, bounds and lengths
 are used as they are): type, properties, required, additionalProperties, items, enum and
-const (scalars), the numeric bounds and lengths, `pattern` (`re.search`) and `format` (the
-format checker's `conforms`), and the annotations; unknown keywords are ignored, as Draft
+const (scalars), the numeric bounds and lengths, `pattern` (`re.search`), `format` (the
+format checker's `conforms`) and the annotations; unknown keywords are ignored, as Draft
 2020-12 ignores them. A schema with any other keyword the metaschema knows (`$schema`,
-`$ref`, `anyOf`, ...) is not proven here. The whole
-schema is read, not only the parts the value reaches, so a schema the compiler would refuse
-is never passed. A property test holds it to `compile_quick` on generated schemas.
+`$ref`, `anyOf`, ...) is not proven here. The whole schema is read, not only the parts the
+value reaches, so a schema the compiler would refuse is never passed. A property test holds
+it to `compile_quick` on generated schemas.
 
 Why: compiling a schema seen once costs more than checking a call with it. On 1,000
 BFCL-shaped cases (1,690 calls, 934 schemas compiled) a compile cost ~31,000 instructions,
