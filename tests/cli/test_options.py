@@ -103,6 +103,17 @@ BAD = [
     (["addon-path", "--json"], "unrecognized arguments: --json"),
     (["import", "{dir}/none.mitm", "-c", "{dir}/new"], "no such file: "),
     (["import", "{file}", "--cases", "{dir}/cases.txt"], ".yaml"),
+    # a file that is not UTF-8 text (tracebacks for --prices, --config and calibrate)
+    (["report", "-c", "{cap}", "--prices", "{binary}.yaml"], "price file {binary}.yaml: not UTF-8"),
+    (["mcp", "pull", "--config", "{binary}.json", "-c", "{dir}/new"], "not UTF-8 text"),
+    (
+        ["judge", "calibrate", "{binary}.yaml", "--judge-url", "http://h", "--judge-model", "m"],
+        "calibration set {binary}.yaml: not UTF-8 text",
+    ),
+    (["replay", "{binary}.yaml", "-c", "{cap}"], "cannot read the replay config: not UTF-8"),
+    (["grade", "{binary}.yaml", "--run", "r", "-c", "{cap}"], "cannot read: not UTF-8 text"),
+    (["upstream", "--script", "{binary}.yaml"], "cannot read the script {binary}.yaml: not UTF-8"),
+    (["replay", "{dir}/none.yaml", "-c", "{cap}"], "replay config: No such file or directory"),
     ([], "the following arguments are required: COMMAND"),
     (["recrod"], "invalid choice: 'recrod'"),
 ]
@@ -132,7 +143,10 @@ def test_bad_input_is_one_line_and_exit_2(argv, says, seeded_capture, busy_port,
         "dir": str(tmp_path / "not-a-capture"),
         "bad": str(tmp_path / "broken.yaml"),
         "busy": str(busy_port),
+        "binary": str(tmp_path / "binary"),
     }
+    for suffix in (".yaml", ".json"):
+        (tmp_path / "binary").with_suffix(suffix).write_bytes(b"cases:\n  - id: \xd0\x28\n")
     before = sorted(p.name for p in (tmp_path / "not-a-capture").iterdir())
     try:
         code = main(fill(argv, places))
@@ -141,7 +155,8 @@ def test_bad_input_is_one_line_and_exit_2(argv, says, seeded_capture, busy_port,
     out, err = capsys.readouterr()
     assert code == 2, (code, out, err)
     first, *detail = err.rstrip("\n").split("\n")
-    assert first.startswith("toolproxy") and says in err and "Traceback" not in err, err
+    assert first.startswith("toolproxy") and fill([says], places)[0] in err, err
+    assert "Traceback" not in err and "[Errno" not in err and "codec" not in err, err
     assert all(line[:1].isspace() for line in detail), err
     assert sorted(p.name for p in (tmp_path / "not-a-capture").iterdir()) == before
 

@@ -182,13 +182,14 @@ def cmd_grade(args: argparse.Namespace) -> int:
 def pricer_of(path: Path | None) -> Pricer:
     """The pricer of `report --prices FILE` (genai-prices' database alone without one)."""
     from toolproxy.grade.prices import Pricer, load_price_file
+    from toolproxy.util.textfile import Unreadable, read_text
 
     if path is None:
         return Pricer()
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as e:
-        raise UserError(f"cannot read price file {path}: {e.strerror}") from None
+        text = read_text(path)
+    except Unreadable as e:
+        raise UserError(f"cannot read price file {path}: {e}") from None
     return Pricer(load_price_file(text, str(path)), source=path.name)
 
 

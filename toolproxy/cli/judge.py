@@ -25,11 +25,12 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
 
     from toolproxy.grade.calibrate import Judged, calibrate, load_set
     from toolproxy.grade.judge import alias_warning, make_judge
+    from toolproxy.util.textfile import Unreadable, read_text
 
     try:
-        text = args.set.read_text(encoding="utf-8")
-    except OSError as e:
-        raise UserError(f"cannot read calibration set {args.set}: {e.strerror}") from None
+        text = read_text(args.set)
+    except Unreadable as e:
+        raise UserError(f"cannot read calibration set {args.set}: {e}") from None
     items = load_set(text, args.set.name)
     if warning := alias_warning(args.judge_model):
         print(f"toolproxy: warning: {warning}", file=sys.stderr)

@@ -24,6 +24,7 @@ from pydantic import BaseModel, Field
 from toolproxy.errors import UserError
 from toolproxy.util.jsonfast import SLOW as _SLOW
 from toolproxy.util.jsonfast import error_where, fast_loads
+from toolproxy.util.textfile import Unreadable, read_text
 
 FieldPath = tuple[str | int, ...]  # a field path inside one case: ("calls", 0, "tool")
 
@@ -271,13 +272,9 @@ def read_located(path: Path, issues: list[Issue]) -> list[Located]:
         issues.append(Issue(file=str(path), message=SUFFIX_RULE))
         return []
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as e:  # the file leads the line: not named again
-        issues.append(Issue(file=str(path), message=f"cannot read: {e.strerror or e}"))
-        return []
-    except UnicodeDecodeError as e:
-        why = f"not UTF-8 text ({e.reason} at byte {e.start})"
-        issues.append(Issue(file=str(path), message=f"cannot read: {why}"))
+        text = read_text(path)
+    except Unreadable as e:  # the file leads the line: not named again
+        issues.append(Issue(file=str(path), message=f"cannot read: {e}"))
         return []
     return (_read_yaml if fmt == "yaml" else read_jsonl)(path, text, issues)
 

@@ -45,6 +45,7 @@ from toolproxy.mcp.outcomes import Failure, Listing
 from toolproxy.records import McpTool, schema_hash
 from toolproxy.store.segments import SegmentWriter
 from toolproxy.util.table import format_table
+from toolproxy.util.textfile import Unreadable, read_text
 
 
 @dataclass(frozen=True)
@@ -130,9 +131,9 @@ def read_configs(
     specs: list[ServerSpec] = []
     for path in paths:
         try:
-            text = path.read_text(encoding="utf-8")
-        except OSError as e:
-            raise UserError(f"cannot read MCP config {path}: {e.strerror or e}") from e
+            text = read_text(path)
+        except Unreadable as e:
+            raise UserError(f"cannot read MCP config {path}: {e}") from None
         ctx = Context(str(workspace_of(cwd / path, cwd)), str(home), environ)
         specs += parse_config(text, str(path), ctx)
     return specs
@@ -180,9 +181,9 @@ def load_env_file(spec: ServerSpec) -> ServerSpec:
     if not spec.env_file or spec.error:
         return spec
     try:
-        found = parse_dotenv(Path(spec.env_file).read_text(encoding="utf-8"))
-    except OSError as e:
-        return replace(spec, error=f"cannot read envFile {spec.env_file}: {e.strerror or e}")
+        found = parse_dotenv(read_text(spec.env_file))
+    except Unreadable as e:
+        return replace(spec, error=f"cannot read envFile {spec.env_file}: {e}")
     return replace(spec, env={**found, **spec.env}, secrets=spec.secrets + tuple(found.values()))
 
 

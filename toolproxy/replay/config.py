@@ -52,6 +52,7 @@ from pydantic import ValidationError
 from toolproxy.errors import UserError
 from toolproxy.grade.casefile import Issue, _duplicate_keys, _Loader, format_path, yaml_line
 from toolproxy.replay.model import Candidate, ReplayConfig
+from toolproxy.util.textfile import Unreadable, read_text
 
 ENV_NAME = re.compile(r"[A-Z_][A-Z0-9_]*")
 # Prefixes of provider keys (OpenAI, Anthropic, Groq, xAI, Google, Hugging Face, ...).
@@ -196,8 +197,8 @@ def load_config(path: Path | str) -> ReplayConfig:
     """Read and validate a replay config file (format in the module docstring)."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
+        text = read_text(path)
+    except Unreadable as e:
         raise ConfigError(f"{path}: cannot read the replay config: {e}") from None
     node, data = _compose(path, text)
     file = str(path)

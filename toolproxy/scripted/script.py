@@ -15,6 +15,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from toolproxy.errors import UserError
+from toolproxy.util.textfile import Unreadable, read_text
 
 DEFAULT_KEY = "default"
 KEY_HEADER = "x-scripted-key"
@@ -124,10 +125,10 @@ class Script(BaseModel):
         """Read a script from a .json, .yaml or .yml file; `ScriptError` says what is wrong
         with one that cannot be read (one line per problem, with the field's path)."""
         try:
-            text = Path(path).read_text(encoding="utf-8")
+            text = read_text(path)
             data = json.loads(text) if str(path).endswith(".json") else yaml.safe_load(text)
             return cls.model_validate(data or {})
-        except (OSError, UnicodeDecodeError) as exc:
+        except Unreadable as exc:
             raise ScriptError(f"cannot read the script {path}: {exc}") from None
         except (ValueError, yaml.YAMLError) as exc:  # JSON, YAML or the script's own fields
             if isinstance(exc, ValidationError):
