@@ -11,6 +11,12 @@ class Unreadable(Exception):
     file or directory", "Is a directory") or "not UTF-8 text (... at byte N)"."""
 
 
+def undecodable(exc: UnicodeDecodeError) -> str:
+    """Bytes that are not UTF-8, in words: "not UTF-8 text (invalid start byte at byte 3)"
+    (a file's here, a body's in `wire.common.load_json`)."""
+    return f"not UTF-8 text ({exc.reason} at byte {exc.start})"
+
+
 def read_text(path: Path | str) -> str:
     """The text of `path`; `Unreadable` when it cannot be read (a missing file, a folder,
     bytes that are not UTF-8, the wire's wording for them)."""
@@ -19,4 +25,4 @@ def read_text(path: Path | str) -> str:
     except OSError as exc:
         raise Unreadable(exc.strerror or str(exc)) from None
     except UnicodeDecodeError as exc:
-        raise Unreadable(f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+        raise Unreadable(undecodable(exc)) from None

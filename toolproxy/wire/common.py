@@ -22,6 +22,7 @@ from toolproxy.records import (
     schema_hash,
 )
 from toolproxy.util import jsonfast
+from toolproxy.util.textfile import undecodable
 from toolproxy.wire.sse import SseEvent
 
 JsonObject = dict[str, Any]
@@ -61,7 +62,7 @@ def load_json(data: bytes | str) -> tuple[Any, str | None]:
         try:
             data = data.decode("utf-8-sig")
         except UnicodeDecodeError as exc:
-            return None, f"not UTF-8 text ({exc.reason} at byte {exc.start})"
+            return None, undecodable(exc)
     if not data.strip():
         return None, "empty body"
     try:
