@@ -63,6 +63,7 @@ BAD = [
     (["report", "-c", "{cap}", "--baseline", "nosuch"], "unknown run(s) nosuch"),
     (["report", "-c", "{cap}", "--run", "nosuch"], "unknown run(s) nosuch"),
     (["report", "-c", "{cap}", "--threshold", "fast"], "bad threshold 'fast'"),
+    (["report", "-c", "{cap}", "--threshold", "pass_rate>=95"], "pass_rate is a rate from 0 to 1"),
     (["report", "-c", "{cap}", "--prices", "{bad}"], "broken.yaml: not YAML"),
     (
         ["judge", "calibrate", "{bad}", "--judge-url", "http://127.0.0.1:9", "--judge-model", "m"],

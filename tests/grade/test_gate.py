@@ -45,6 +45,38 @@ def test_parse_threshold_is_strict(text: str) -> None:
         parse_threshold(text)
 
 
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        # 95 meant as a percentage: a gate that can never pass
+        (
+            "selection_accuracy>=95",
+            r"selection_accuracy is a rate from 0 to 1 \(for 95 %, write 0\.95",
+        ),
+        # 5 meant as a percentage: a gate that can never fail
+        ("hallucination_rate<=5", "a rate from 0 to 1"),
+        ("each_tool.selection_accuracy>=95", "a rate from 0 to 1"),
+        ("pass_rate>=-0.1", "a rate from 0 to 1"),
+        ("avg_ttft_ms<=-1", "never negative"),
+        ("avg_ttft_ms<=1500%", "avg_ttft_ms is not a rate; only rates take a percentage"),
+        ("pass_rate>=101%", "a rate from 0 to 1"),
+    ],
+)
+def test_a_threshold_no_run_could_fail_or_pass_is_refused(text: str, says: str) -> None:
+    with pytest.raises(GateError, match=says) as info:
+        parse_threshold(text)
+    assert repr(text) in str(info.value)
+
+
+def test_a_rate_takes_a_percentage_and_prints_as_written() -> None:
+    t = parse_threshold("selection_accuracy>=95%")
+    assert (t.metric, t.op, t.value) == ("selection_accuracy", ">=", 0.95)
+    assert str(t) == "selection_accuracy>=95%"
+    assert str(parse_threshold("pass_rate>=1")) == "pass_rate>=1"
+    assert parse_threshold("hallucination_rate <= 0.5 %").value == 0.005
+    assert parse_threshold("pass_rate>=0").value == 0.0  # the bounds themselves are fine
+
+
 def test_unknown_metric_lists_the_known_ones_and_is_a_user_error() -> None:
     with pytest.raises(GateError) as info:
         parse_threshold("selection>=0.95")

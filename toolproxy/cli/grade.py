@@ -351,7 +351,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         action="append",
         default=[],
         help="CI gate, e.g. 'selection_accuracy>=0.95' or "
-        "'hallucination_rate<=0.05'; repeatable; exit 1 on failure",
+        "'hallucination_rate<=5%%' (rates run from 0 to 1); repeatable; exit 1 on failure",
     )
     p.add_argument("--out", "-o", type=Path, help="folder for report.csv, report.json, report.md")
     p.add_argument(

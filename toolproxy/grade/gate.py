@@ -1,8 +1,10 @@
 """The CI gate: metric thresholds, regressions against a baseline run, JUnit XML. Pure.
 
 * `--threshold 'metric>=x'` or `'metric<=x'`: `metric` is one of KNOWN (the per-run and
-  vendor metrics), x a decimal number. Anything else (another operator, an unknown
-  metric, a trailing word) is a `GateError` (exit 2) that lists the known metrics. A
+  vendor metrics), x a decimal number, for a rate also a percentage (`95%`). Anything
+  else (another operator, an unknown metric, a trailing word) is a `GateError` (exit 2)
+  that lists the known metrics; so is a bound no run could fail or none could pass (a
+  rate's outside [0, 1], `selection_accuracy>=95` meant as a percentage; a negative one). A
   threshold applies to every reported run, the baseline included; a run without a value
   for the metric (0 denominator) fails it: a gate fails closed.
 * `--baseline RUN --fail-on-regression`: every other run is compared with the baseline on
@@ -47,7 +49,7 @@ RATE_EPS = 0.005
 AMOUNT_EPS = 0.05
 _THRESHOLD = re.compile(
     r"\s*(?:(each_tool)\.|tool:([A-Za-z0-9_\-]+)\.)?"
-    r"([A-Za-z_][A-Za-z0-9_]*)\s*(>=|<=)\s*([-+]?(?:\d+\.?\d*|\.\d+))\s*"
+    r"([A-Za-z_][A-Za-z0-9_]*)\s*(>=|<=)\s*([-+]?(?:\d+\.?\d*|\.\d+))\s*(%?)\s*"
 )
 
 Values = Mapping[str, Mapping[str, float | None]]
@@ -66,10 +68,12 @@ class Threshold(BaseModel):
     value: float
     tool: str | None = Field(default=None, description="tool:NAME: over that tool's cases")
     each_tool: bool = Field(default=False, description="each_tool: one gate per tool")
+    percent: bool = Field(default=False, description="written as a percentage (95%)")
 
     def __str__(self) -> str:
         scope = "each_tool." if self.each_tool else (f"tool:{self.tool}." if self.tool else "")
-        return f"{scope}{self.metric}{self.op}{self.value:g}"
+        number = f"{self.value * 100:g}%" if self.percent else f"{self.value:g}"
+        return f"{scope}{self.metric}{self.op}{number}"
 
     def for_tool(self, tool: str) -> Threshold:
         """This threshold on one tool (what each_tool becomes per tool)."""
@@ -99,19 +103,41 @@ def parse_threshold(text: str) -> Threshold:
             f"per tool (tool:NAME.METRIC>=NUMBER, each_tool.METRIC>=NUMBER) "
             f"(known metrics: {known_list()})"
         )
-    each, tool, metric, op, number = m.groups()
+    each, tool, metric, op, number, percent = m.groups()
     if metric not in KNOWN:
         raise GateError(f"unknown metric {metric!r} in {text!r}; known metrics: {known_list()}")
     if (each or tool) and metric not in metrics.SPECS:
         per_run = ", ".join(sorted(metrics.SPECS))
         raise GateError(f"{text!r}: per-tool gates take the per-run metrics: {per_run}")
+    value = _bound(text, metric, float(number), bool(percent))
     return Threshold(
         metric=metric,
         op=op,  # type: ignore[arg-type]
-        value=float(number),
+        value=value,
         tool=tool,
         each_tool=bool(each),
+        percent=bool(percent),
     )
+
+
+def _bound(text: str, metric: str, number: float, percent: bool) -> float:
+    """The threshold's value; GateError when no run could fail it or none could pass it
+    (`selection_accuracy>=95` meant as a percentage can never pass, `hallucination_rate<=5`
+    can never fail: a CI gate that decides nothing)."""
+    spec = KNOWN[metric]
+    if percent and not spec.rate:
+        raise GateError(f"{text!r}: {metric} is not a rate; only rates take a percentage")
+    value = number / 100 if percent else number
+    if spec.rate and not 0 <= value <= 1:
+        hint = (
+            f" (for {number:g} %, write {number / 100:g} or {number:g}%)"
+            if number > 1 and not percent
+            else ""
+        )
+        raise GateError(f"{text!r}: {metric} is a rate from 0 to 1{hint}")
+    if value < 0:
+        raise GateError(f"{text!r}: {metric} is never negative")
+    return value
 
 
 def _fmt(value: float | None) -> str:
