@@ -179,6 +179,10 @@ def test_an_existing_run_is_never_overwritten(capture, tmp_path, capsys):
     for taken, count in (("r1", 2), ("r3", 2)):  # one compacted, one not
         assert grade(capture, cases, taken) == 2
         assert f"run {taken!r} already has {count} grades" in capsys.readouterr().err
+    assert grade(capture, cases_file(tmp_path, BASIC[:1]), "one") == 0
+    assert "run one: 1 case graded into" in capsys.readouterr().out
+    assert grade(capture, cases, "one") == 2
+    assert "run 'one' already has 1 grade in" in capsys.readouterr().err
 
 
 def test_json_output(capture, tmp_path, capsys):

@@ -164,7 +164,8 @@ def cmd_grade(args: argparse.Namespace) -> int:
         print(json.dumps(out, indent=2, ensure_ascii=False))
         return 0
     by = f" by {outcome.processes} processes" if outcome.processes > 1 else ""
-    print(f"run {args.run}: {summary['cases']} cases graded into {args.capture}{by}\n")
+    n = summary["cases"]
+    print(f"run {args.run}: {n} case{'s' * (n != 1)} graded into {args.capture}{by}\n")
     table = [
         ["passed", "", summary["passed"]],
         ["failed", "(all)", summary["failed"]],

@@ -148,7 +148,7 @@ def refuse_taken(r: store.Reader, run: str) -> None:
 
 def _run_taken(run: str, count: int, capture: Path | str) -> str:
     return (
-        f"run {run!r} already has {count} grades in {capture}; "
+        f"run {run!r} already has {count} grade{'s' * (count != 1)} in {capture}; "
         "grade into a new --run name (runs are never overwritten)"
     )
 
