@@ -164,6 +164,37 @@ def test_har_entries_bad_ones_named_rest_imported(tmp_path):
     assert [p.split(": ", 1)[1] for p in done.problems] == items[1:]
 
 
+def timed(entry: dict, **timings: float) -> dict:
+    spent = sum(v for k, v in timings.items() if v > 0 and k != "ssl")  # ssl is in connect
+    return {**entry, "time": spent, "timings": timings}
+
+
+@pytest.mark.parametrize(
+    ("timings", "ttfb", "latency"),
+    [
+        # Chrome's shape: -1 where a phase does not apply; ssl is part of connect
+        ({"blocked": 2, "dns": -1, "connect": 30, "ssl": 20, "send": 1, "wait": 400,
+          "receive": 67}, 400.0, 500.0),
+        ({"send": 0, "wait": 10, "receive": 2}, 10.0, 12.0),
+    ],
+)  # fmt: skip
+def test_har_timings_give_the_exchange_its_times(tmp_path, timings, ttfb, latency):
+    # mitmproxy's HAR reader puts the whole entry's time before the request's end and the
+    # response's start at the entry's start: a time to first byte of minus the total
+    capture = tmp_path / "cap"
+    path = write_har(tmp_path / "t.har", [timed(har_entry(), **timings)])
+    assert import_traffic([path], capture).exchanges == 1
+    _, rows = store.query(capture, "SELECT ttfb_ms, latency_ms FROM exchanges")
+    assert rows == [(pytest.approx(ttfb), pytest.approx(latency))]
+
+
+def test_a_har_entry_without_timings_has_no_time_to_first_byte(tmp_path):
+    capture = tmp_path / "cap"
+    assert import_traffic([write_har(tmp_path / "t.har", [har_entry()])], capture).exchanges
+    _, rows = store.query(capture, "SELECT ttfb_ms, latency_ms FROM exchanges")
+    assert rows == [(None, pytest.approx(500.0))]
+
+
 def test_not_a_har_file(tmp_path):
     path = tmp_path / "x.har"
     path.write_text('{"log": {}}')

@@ -105,7 +105,33 @@ def read_har(path: Path) -> Iterator[Flow | str]:
             continue
         digest = hashlib.sha256(json.dumps(entry, sort_keys=True).encode()).hexdigest()
         flow.id = f"har-{digest[:24]}"
+        _har_times(flow, entry)
         yield flow
+
+
+def _har_times(flow: http.HTTPFlow, entry: dict[str, object]) -> None:
+    """The flow's request end and response start from the entry's `timings` (HAR 1.2:
+    blocked, dns, connect, send, wait, receive in ms, -1 where a phase does not apply,
+    ssl counted in connect). mitmproxy's reader puts the entry's whole time before the
+    request's end and starts the response with the request, so the time to first byte
+    came out as minus the total; without timings it is unknown (None)."""
+    timings = entry.get("timings")
+    phases = timings if isinstance(timings, dict) else {}
+
+    def ms(name: str) -> float | None:
+        value = phases.get(name)
+        number = isinstance(value, int | float) and not isinstance(value, bool)
+        return max(float(value), 0.0) / 1000.0 if number else None  # type: ignore[arg-type]
+
+    wait = ms("wait")
+    if wait is None:
+        flow.request.timestamp_end = None
+        return
+    before = (ms(name) or 0.0 for name in ("blocked", "dns", "connect", "send"))
+    sent = flow.request.timestamp_start + sum(before)
+    flow.request.timestamp_end = sent
+    if flow.response is not None:
+        flow.response.timestamp_start = sent + wait
 
 
 def _entry_name(entry: object) -> str:
@@ -138,6 +164,8 @@ def flow_exchange(flow: http.HTTPFlow, limit: int = MAX_BODY) -> RawExchange:
         raw.ended_at = flow.response.timestamp_end or raw.response_started or raw.started_at
     else:
         raw.ended_at = (flow.error.timestamp if flow.error else None) or raw.started_at
+    if raw.request_end is None:  # a HAR entry without timings: when the bytes came is unknown
+        raw.response_started = None
     return raw
 
 
