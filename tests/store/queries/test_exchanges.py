@@ -154,6 +154,10 @@ def test_the_cli_listings(seeded_capture):
     with store.reading(seeded_capture) as r:
         names, rows = exchanges.session_or_exchange(r, "s-b")
         assert [row[names.index("exchange_id")] for row in rows] == ["b-0", "b-1"]
+        # why an exchange failed is shown with it (a 4xx/5xx, a reset, a body not parsed)
+        assert [row[names.index("error")] for row in rows] == [None, "upstream"]
+        names, rows = exchanges.session_or_exchange(r, "c-0")
+        assert [row[names.index("error")] for row in rows] == ["parse partial"]
         names, rows = exchanges.call_listing(r)
         assert [row[names.index("name")] for row in rows] == [
             "get_weather",

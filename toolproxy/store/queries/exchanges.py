@@ -328,14 +328,20 @@ def known_ids(r: Reader, exchange_ids: list[str]) -> set[str]:
 
 
 def session_or_exchange(r: Reader, ident: str) -> tuple[list[str], list[tuple[Any, ...]]]:
-    """`toolproxy show`: a session's exchanges (or one exchange) with their calls inline."""
+    """`toolproxy show`: a session's exchanges (or one exchange) with their calls inline,
+    and why one failed (`error`: its error kind and message, or its body's parse problem)."""
     return r.named(
         """
         SELECT e.started_at, e.exchange_id, e.wire_format, e.model_requested, e.status_code,
                e.parse_status, e.finish_reason, e.ttfb_ms, e.latency_ms,
                (SELECT string_agg(c.name || '(' || c.arguments_raw || ')', ' ; ' ORDER BY c.index)
                   FROM tool_calls c WHERE c.exchange_id = e.exchange_id) AS tool_calls,
-               e.assistant_text
+               e.assistant_text,
+               CASE WHEN e.error_kind IS NOT NULL
+                      THEN e.error_kind || coalesce(': ' || e.error_message, '')
+                    WHEN e.parse_status IN ('partial', 'error')
+                      THEN 'parse ' || e.parse_status || coalesce(': ' || e.parse_error, '')
+               END AS error
         FROM exchanges e WHERE e.session_id = ? OR e.exchange_id = ? ORDER BY e.started_at""",
         [ident, ident],
     )
