@@ -43,3 +43,34 @@ def test_headers_are_key_value_pairs():
     }
     with pytest.raises(UserError, match="KEY=VALUE"):
         headers_of(["=v"])
+
+
+@pytest.mark.parametrize("suffix", [".jsonl", ".csv", ".parquet"])
+def test_a_table_export_keeps_to_the_exchange_filter(seeded_capture, tmp_path, capsys, suffix):
+    # the filter options were taken and ignored: `export exchanges --session s-b` wrote
+    # every session's exchanges (more than the user meant to hand over)
+    import duckdb
+
+    out = tmp_path / f"x{suffix}"
+    argv = ["export", "exchanges", "-c", str(seeded_capture), "-o", str(out), "--session", "s-b"]
+    assert main(argv) == 0
+    said = capsys.readouterr().err
+    reader = "read_json_auto" if suffix == ".jsonl" else f"read_{suffix[1:]}"
+    rows = duckdb.sql(f"SELECT exchange_id FROM {reader}('{out}')").fetchall()
+    assert sorted(r[0] for r in rows) == ["b-0", "b-1"]
+    assert said.startswith("exported 2 rows of exchanges")
+    argv = ["export", "tool_calls", "-c", str(seeded_capture), "-o", str(out), "--status", "ok"]
+    assert main([*argv, "--model", "claude-x"]) == 0
+    rows = duckdb.sql(f"SELECT exchange_id, name FROM {reader}('{out}')").fetchall()
+    assert rows == [("b-0", "search")] and "exported 1 row of tool_calls" in capsys.readouterr().err
+
+
+def test_a_table_without_exchanges_refuses_the_filter(seeded_capture, tmp_path, capsys):
+    argv = ["export", "mcp_tools", "-c", str(seeded_capture), "--session", "s-b"]
+    assert main([*argv, "-o", str(tmp_path / "t.jsonl")]) == 2
+    assert not (tmp_path / "t.jsonl").exists()  # nothing written
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "mcp_tools has no exchange_id" in err and "exchanges, " in err
+    capsys.readouterr()
+    assert main(["export", "mcp_tools", "-c", str(seeded_capture)]) == 0  # unfiltered: fine

@@ -123,7 +123,7 @@ def test_sql_and_export_and_compact(capsys, capture, tmp_path):
     assert json.loads(out) == {"name": "lookup", "q": "x"}
     out_file = tmp_path / "calls.jsonl"
     code, _, err = run(capsys, "export", "tool_calls", "--capture", capture, "-o", out_file)
-    assert code == 0 and "exported 1 rows" in err
+    assert code == 0 and "exported 1 row of" in err
     assert json.loads(out_file.read_text())["call_id"] == "call_9"
     as_csv = tmp_path / "calls.csv"  # the format follows the suffix
     code, _, err = run(capsys, "export", "tool_calls", "--capture", capture, "-o", as_csv)
@@ -164,7 +164,7 @@ def test_status_reads_like_a_report_not_a_repr(capsys, capture):
 def test_export_takes_views_any_table_and_names_what_exists(capsys, capture, tmp_path):
     for name in ("grades", "sessions", "calls", "proxy_runs"):
         code, _, err = run(capsys, "export", name, "--capture", capture, "-o", tmp_path / "x")
-        assert code == 0 and f"rows of {name}" in err, (name, err)
+        assert code == 0 and f" of {name}" in err, (name, err)
     code, out, _ = run(capsys, "export", "calls", "--capture", capture)
     assert json.loads(out)["arguments"] == {"q": "x"}  # nested JSON stays nested
     code, _, err = run(capsys, "export", "nosuch", "--capture", capture)

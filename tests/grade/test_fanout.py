@@ -191,9 +191,7 @@ def test_yaml_files_and_a_judge_grade_in_one_process(capture, tmp_path) -> None:
     path = tmp_path / "cases.yaml"
     path.write_text(json.dumps([{"id": "a", "exchange_id": "ex-good", "calls": WEATHER_PARIS}]))
     done = run("grade", str(path), "-c", str(capture), "--run", "y", "-j", "2")
-    assert done.returncode == 0 and done.stdout.startswith(
-        f"run y: 1 case graded into {capture}\n"
-    )
+    assert done.returncode == 0 and done.stdout.startswith(f"run y: 1 case graded into {capture}\n")
 
 
 def children(pid: int) -> list[int]:

@@ -107,21 +107,24 @@ def cmd_export(args: argparse.Namespace) -> int:
         return export_otlp(args)
     if not args.table:
         raise UserError("export needs a table or view (e.g. exchanges), or --otlp URL")
+    from toolproxy.cli.filters import filter_from_args
+
+    where = filter_from_args(args)
     fmt = args.format or {".csv": "csv", ".parquet": "parquet"}.get(Path(args.out).suffix, "jsonl")
     if fmt != "jsonl":
         if args.out == "-":
             raise UserError(f"{fmt} goes to a file: give --out FILE.{fmt}")
-        count = store.export_file(args.capture, args.table, Path(args.out), fmt)
-        print(f"exported {count} rows of {args.table} to {args.out} ({fmt})", file=sys.stderr)
+        count = store.export_file(args.capture, args.table, Path(args.out), fmt, where)
+        print(f"exported {_rows(count)} of {args.table} to {args.out} ({fmt})", file=sys.stderr)
         return 0
-    out = sys.stdout if args.out == "-" else open(args.out, "w", encoding="utf-8")  # noqa: SIM115
-    try:
-        count = store.export_jsonl(args.capture, args.table, out)
-    finally:
-        if out is not sys.stdout:
-            out.close()
-    print(f"exported {count} rows of {args.table}", file=sys.stderr)
+    out = sys.stdout if args.out == "-" else Path(args.out)  # opened once the rows are known
+    count = store.export_jsonl(args.capture, args.table, out, where)
+    print(f"exported {_rows(count)} of {args.table}", file=sys.stderr)
     return 0
+
+
+def _rows(count: int) -> str:
+    return f"{count} row{'s' * (count != 1)}"
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]

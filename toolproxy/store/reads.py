@@ -19,6 +19,7 @@ from toolproxy.store.connection import (
     open_capture,
 )
 from toolproxy.store.files import has_pending, rel
+from toolproxy.store.filters import ExchangeFilter, where_sql
 from toolproxy.store.reader import Reader
 from toolproxy.store.segments import (
     TABLES,
@@ -118,8 +119,12 @@ def list_sessions(path: Path | str, limit: int = 50) -> tuple[list[str], list[tu
 EXPORT_ORDER = ("started_at", "at", "graded_at", "pulled_at", "first_seen", "judged_at")
 
 
+def _exportables() -> list[str]:
+    return [*sorted(TABLES), *catalog.DERIVED_VIEWS]
+
+
 def _exportable(table: str) -> None:
-    known = [*sorted(TABLES), *catalog.DERIVED_VIEWS]
+    known = _exportables()
     if table not in known:
         raise UserError(f"cannot export {table!r}: tables and views are {', '.join(known)}")
 
@@ -132,40 +137,70 @@ def _types_and_order(con: Any, table: str) -> tuple[dict[str, str], str]:
     return types, f" ORDER BY {catalog.quote(order)}" if order else ""
 
 
-def export_file(path: Path | str, table: str, out: Path, fmt: str) -> int:
+def export_file(
+    path: Path | str, table: str, out: Path, fmt: str, where: ExchangeFilter | None = None
+) -> int:
     """Write a table's or a view's rows to `out` as Parquet or CSV (with a header), by
-    DuckDB's COPY, in the order `export_jsonl` uses; returns the count."""
+    DuckDB's COPY, in the order `export_jsonl` uses; returns the count. `where`: only the
+    rows of the exchanges it selects (`_picked`)."""
     _exportable(table)
     if fmt not in ("parquet", "csv"):
         raise UserError(f"cannot export as {fmt!r}: jsonl, csv or parquet")
     options = "FORMAT PARQUET" if fmt == "parquet" else "FORMAT CSV, HEADER"
     with closing(open_capture(path)) as con:
-        _, by = _types_and_order(con, table)
+        types, by = _types_and_order(con, table)
+        picked = _picked(con, table, types, where)
         target = str(out).replace("'", "''")
-        con.execute(f"COPY (SELECT * FROM {catalog.quote(table)}{by}) TO '{target}' ({options})")
-        (count,) = con.execute(f"SELECT count(*) FROM {catalog.quote(table)}").fetchone() or (0,)
-        return int(count)
+        rows = f"SELECT * FROM {catalog.quote(table)}{picked}"
+        con.execute(f"COPY ({rows}{by}) TO '{target}' ({options})")
+        return int(_scalar(con, f"SELECT count(*) FROM {catalog.quote(table)}{picked}"))
 
 
-def export_jsonl(path: Path | str, table: str, out: Path | TextIO) -> int:
+def export_jsonl(
+    path: Path | str, table: str, out: Path | TextIO, where: ExchangeFilter | None = None
+) -> int:
     """Write a table's or a view's rows as JSON lines (nested JSON kept nested), in time
     order where it has a time column; returns the count. An unknown name is a `UserError`
-    listing what can be exported."""
+    listing what can be exported. `where`: only the rows of the exchanges it selects."""
     _exportable(table)
-    with closing(open_capture(path)) as con, _text_out(out) as f:
+    with closing(open_capture(path)) as con:
         types, by = _types_and_order(con, table)
+        picked = _picked(con, table, types, where)  # a bad filter is refused before writing
         json_cols = [c for c, t in types.items() if t == "JSON"]
-        cur = con.execute(f"SELECT * FROM {catalog.quote(table)}{by}")
+        cur = con.execute(f"SELECT * FROM {catalog.quote(table)}{picked}{by}")
         names = [d[0] for d in cur.description or []]
         count = 0
-        while chunk := cur.fetchmany(1000):
-            for values in chunk:
-                row = dict(zip(names, values, strict=True))
-                for c in json_cols:
-                    row[c] = None if row[c] is None else json.loads(row[c])
-                f.write(json.dumps(row, ensure_ascii=False, default=_iso) + "\n")
-            count += len(chunk)
+        with _text_out(out) as f:
+            while chunk := cur.fetchmany(1000):
+                for values in chunk:
+                    row = dict(zip(names, values, strict=True))
+                    for c in json_cols:
+                        row[c] = None if row[c] is None else json.loads(row[c])
+                    f.write(json.dumps(row, ensure_ascii=False, default=_iso) + "\n")
+                count += len(chunk)
         return count
+
+
+def _picked(con: Any, table: str, types: dict[str, str], where: ExchangeFilter | None) -> str:
+    """The WHERE clause keeping `table`'s rows of the exchanges `where` selects ("" when it
+    selects every one); the exchanges' ids go into a temporary table first (DuckDB's COPY
+    takes no parameters). A table without exchange_id cannot be filtered: `UserError`."""
+    params: dict[str, Any] = {}
+    condition = "TRUE" if where is None else where_sql(where, params)
+    if condition == "TRUE":
+        return ""
+    if "exchange_id" not in types:
+        with_ids = [t for t in _exportables() if "exchange_id" in _types_and_order(con, t)[0]]
+        raise UserError(
+            f"{table} has no exchange_id: the filter options select exchanges, so they apply "
+            f"to {', '.join(with_ids)}; leave them out to export all of {table}"
+        )
+    con.execute(
+        "CREATE OR REPLACE TEMP TABLE export_picked AS "
+        f"SELECT e.exchange_id FROM exchanges e WHERE {condition}",
+        params,
+    )
+    return " WHERE exchange_id IN (SELECT exchange_id FROM export_picked)"
 
 
 def _iso(value: Any) -> str:
