@@ -80,6 +80,27 @@ def test_a_label_without_its_run_is_a_usage_error():
         filter_from_args(parse("--label", "no_call"))
 
 
+def test_closed_sets_are_choices_with_the_records_values(capsys):
+    # a typo ('--wire-format openai') selected nothing and listed an empty table
+    from typing import get_args
+
+    from toolproxy.cli.filters import PARSE_STATUSES, WIRE_FORMATS
+    from toolproxy.records import ParseStatus, WireFormat
+
+    assert WIRE_FORMATS == get_args(WireFormat) and PARSE_STATUSES == get_args(ParseStatus)
+    for option in ("--wire-format", "--parse-status"):
+        with pytest.raises(SystemExit):
+            parse(option, "openai")
+        assert "invalid choice: 'openai'" in capsys.readouterr().err
+
+
+def test_a_window_that_ends_before_it_starts_is_a_usage_error():
+    # it selected nothing, and said nothing of why
+    with pytest.raises(UserError, match="--until 2024-05-01T11:00 is not after --since"):
+        filter_from_args(parse("--since", "2024-05-01T12:00", "--until", "2024-05-01T11:00"))
+    assert filter_from_args(parse("--since", "2024-05-01", "--until", "2024-05-02")).since
+
+
 def test_skipped_options_do_not_exist():
     with pytest.raises(SystemExit):
         parse("--status", "ok", skip=("status",))

@@ -26,6 +26,9 @@ BAD = [
     (["sessions", "-c", "{cap}", "--since", "yesterday"], "not an ISO-8601 time"),
     (["sessions", "-c", "{cap}", "--limit", "0"], "a whole number of 1 or more"),
     (["sessions", "-c", "{cap}", "--origin", "both"], "invalid choice: 'both'"),
+    (["sessions", "-c", "{cap}", "--wire-format", "openai"], "invalid choice: 'openai'"),
+    (["sessions", "-c", "{cap}", "--since", "2026-11-02", "--until", "2026-11-01"], "not after"),
+    (["export", "mcp_tools", "-c", "{cap}", "--session", "s-b"], "has no exchange_id"),
     (["show", "nosuch", "-c", "{cap}"], "no session or exchange 'nosuch'"),
     (["tui", "{file}"], "is a file, not a directory"),
     (["tui", "{cap}"], "the TUI needs a terminal"),  # pytest's stdin is not one

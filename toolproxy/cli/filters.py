@@ -12,6 +12,11 @@ from typing import Any
 
 from toolproxy.errors import UserError
 
+# records.WireFormat and records.ParseStatus (the parser is built without importing
+# pydantic): closed sets, where a value outside one (a typo) would select nothing, silently
+WIRE_FORMATS = ("openai_chat", "openai_responses", "anthropic_messages", "mcp", "unknown")
+PARSE_STATUSES = ("ok", "partial", "error", "unparsed")
+
 FIELDS = (
     "session",
     "exchange",
@@ -41,7 +46,7 @@ def add_filter_args(
         "tool": (("--tool",), {"action": "append", "help": "turns that called these tools"}),
         "wire_format": (
             ("--wire-format",),
-            {"action": "append", "help": "openai_chat, openai_responses, anthropic_messages, mcp"},
+            {"action": "append", "choices": WIRE_FORMATS, "help": ", ".join(WIRE_FORMATS)},
         ),
         "since": (("--since",), {"help": "started at or after this ISO-8601 time"}),
         "until": (("--until",), {"help": "started before this ISO-8601 time"}),
@@ -51,7 +56,7 @@ def add_filter_args(
         ),
         "parse_status": (
             ("--parse-status",),
-            {"action": "append", "help": "ok, partial, error, unparsed"},
+            {"action": "append", "choices": PARSE_STATUSES, "help": ", ".join(PARSE_STATUSES)},
         ),
         "label": (("--label",), {"action": "append", "help": "labels earned in --label-run"}),
         "label_run": (("--label-run",), {"help": "the grading run --label reads"}),
@@ -98,6 +103,11 @@ def filter_fields(args: argparse.Namespace) -> dict[str, Any]:
     for key in ("since", "until"):
         if key in fields:
             fields[key] = parse_time(fields[key], f"--{key}")
+    if "since" in fields and "until" in fields and fields["until"] <= fields["since"]:
+        raise UserError(
+            f"--until {given['until']} is not after --since {given['since']}: "
+            "the window holds no time"
+        )
     return fields
 
 
