@@ -107,6 +107,14 @@ def test_check_command_text_and_filters(tmp_path, capsys):
     data = json.loads(capsys.readouterr().out)
     assert [c["name"] for c in data["calls"]] == ["get_weather", "ghost"]
     assert data["summary"]["calls"] == 4  # the summary covers every call, not just those shown
+    one = tmp_path / "one"
+    seed(one, {"s1": [("get_weather", '{"city": "Paris"}')]})
+    assert main(["mcp", "check", "-c", str(one)]) == 0
+    assert (
+        capsys.readouterr()
+        .out.strip()
+        .endswith("1 call: 0 valid, 1 invalid (schema: mcp_server 1, offered 0, none 0)")
+    )
 
 
 def test_check_command_on_a_missing_capture_is_a_clear_error(tmp_path, capsys):
@@ -127,7 +135,7 @@ def test_calls_lost_in_text_are_checked_in_a_section_of_their_own(tmp_path, caps
     recorded, section = out.split("Tool calls lost in text")
     assert "s2" not in recorded and "s2" in section and "hermes" in section
     assert "'unit' is a required property" in section  # checked against the real schema
-    assert out.strip().endswith("1 calls lost in text (hermes 1)")
+    assert out.strip().endswith("1 call lost in text (hermes 1)")
     assert main(["mcp", "check", "-c", str(capture), "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert [(c["session_id"], c["leaked"]) for c in data["calls"]] == [
