@@ -116,3 +116,34 @@ def test_bad_sources_are_refused_before_anything_moves(tmp_path, make, says):
     store.compact(central)
     with pytest.raises(store.CaptureError, match=says):
         store.compact(central, sources=[make(tmp_path)])
+
+
+@pytest.mark.parametrize("source_compacted", [False, True], ids=["segments", "folded"])
+def test_a_source_holding_exchanges_already_here_is_refused_before_anything_moves(
+    tmp_path, source_compacted
+):
+    # the same traffic imported (or a capture copied) into two captures: merged, each of
+    # its exchanges was held twice, and grading saw every call of it twice
+    shared = recorded(tmp_path / "a", "host-a-1-aa", 2, "same")
+    copy = tmp_path / "copy"
+    shutil.copytree(shared, copy)
+    shutil.move(copy / "segments" / "host-a-1-aa", copy / "segments" / "host-b-1-bb")
+    recorded(copy, "host-b-2-bb", 1, "new")  # and something of its own
+    if source_compacted:
+        store.compact(copy)
+    central = tmp_path / "central"
+    store.compact(central, sources=[shared])
+
+    def held() -> list[Path]:  # its files but the lock the merge takes
+        files = (p for p in copy.rglob("*") if p.is_file() and p.name != ".compact.lock")
+        return sorted(p.relative_to(copy) for p in files)
+
+    before = held()
+    with pytest.raises(store.CaptureError) as info:
+        store.compact(central, sources=[copy])
+    message = str(info.value)
+    ids = "same0--0, same0--1, same1--0, ..."
+    assert f"{copy} holds 4 exchanges this capture already has ({ids})" in message
+    assert "nothing was moved from it" in message
+    assert held() == before
+    assert exchanges(central) == (4, 4)

@@ -28,12 +28,13 @@ from __future__ import annotations
 import errno
 import os
 import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import duckdb
 
 from toolproxy.store import catalog
+from toolproxy.store.connection import CaptureError
 from toolproxy.store.files import compaction_lock, publish, rel
 from toolproxy.store.segments import (
     SCHEMA_DIR,
@@ -77,8 +78,17 @@ def _known(con: duckdb.DuckDBPyConnection) -> tuple[set[str], set[str]]:
     return segments, parquet
 
 
-def _segments(root: Path, source: Path, compacted: set[str]) -> int:
-    moved = 0
+@dataclass
+class _Plan:
+    """What a merge will move: (table, source file, destination, keep the source's), the
+    source's files that arrived here before (deleted), each proxy folder's high-water."""
+
+    moves: list[tuple[str, Path, Path, bool]] = field(default_factory=list)
+    arrived: list[Path] = field(default_factory=list)
+    high: dict[Path, int] = field(default_factory=dict)
+
+
+def _plan_segments(root: Path, source: Path, compacted: set[str], plan: _Plan) -> None:
     base = source / SEGMENTS_DIR
     for folder in sorted(base.iterdir()) if base.is_dir() else ():
         if not folder.is_dir() or folder.name == SCHEMA_DIR:
@@ -93,17 +103,13 @@ def _segments(root: Path, source: Path, compacted: set[str]) -> int:
             high = max(high, parsed[1])
             dest = here / p.name
             if rel(root, dest) in compacted or parsed[1] <= high_here or dest.exists():
-                p.unlink(missing_ok=True)  # merged before (a crash came before this delete)
-                continue
-            _move(p, dest)
-            moved += 1
-        if high > read_high_water(folder):
-            write_high_water(folder, high)  # a proxy restarted there continues after it
-    return moved
+                plan.arrived.append(p)  # merged before (a crash came before this delete)
+            else:
+                plan.moves.append((parsed[0], p, dest, False))
+        plan.high[folder] = high
 
 
-def _parquet(root: Path, source: Path, cached: set[str]) -> int:
-    moved = 0
+def _plan_parquet(root: Path, source: Path, cached: set[str], plan: _Plan) -> None:
     for table in TABLES:
         pending = root / catalog.pending_dir(table)
         for folder, keep in (
@@ -117,17 +123,67 @@ def _parquet(root: Path, source: Path, cached: set[str]) -> int:
                 here = (pending / p.name, root / catalog.cached_dir(table) / p.name)
                 if p.name in cached or any(h.exists() for h in here):
                     if not keep:
-                        p.unlink(missing_ok=True)
+                        plan.arrived.append(p)
                     continue
-                _move(p, pending / p.name, keep=keep)
-                moved += 1
-    return moved
+                plan.moves.append((table, p, pending / p.name, keep))
+
+
+SHOWN_IDS = 3  # exchange ids a refused merge names
+
+
+def _refuse_overlap(con: duckdb.DuckDBPyConnection, source: Path, plan: _Plan) -> None:
+    """CaptureError when the exchanges the plan brings include some this capture holds
+    (the same traffic imported into both, a copy of a capture merged back): merged, each
+    would be held twice and graded twice. Checked before anything moves."""
+    bringing = [src for table, src, _, _ in plan.moves if table == "exchanges"]
+    parquet = [catalog.literal(str(p)) for p in bringing if p.suffix == ".parquet"]
+    segments = [catalog.literal(str(p)) for p in bringing if p.suffix != ".parquet"]
+    parts = []
+    if parquet:
+        listed = ", ".join(parquet)
+        parts.append(f"SELECT exchange_id FROM read_parquet([{listed}], union_by_name=true)")
+    if segments:
+        listed = ", ".join(segments)
+        rows = catalog.segment_rows("exchanges", f"[{listed}]")
+        parts.append(f"SELECT exchange_id FROM ({rows})")
+    if not parts:
+        return
+    incoming = " UNION ".join(parts)
+    found = con.execute(
+        f"SELECT DISTINCT i.exchange_id FROM ({incoming}) i "
+        "WHERE i.exchange_id IN (SELECT exchange_id FROM exchanges) ORDER BY 1"
+    ).fetchall()
+    if found:
+        ids = ", ".join(x for (x,) in found[:SHOWN_IDS]) + (
+            ", ..." if len(found) > SHOWN_IDS else ""
+        )
+        raise CaptureError(
+            f"{source} holds {len(found)} exchange{'s' * (len(found) != 1)} this capture already "
+            f"has ({ids}): the same traffic recorded or imported into both, or a copy of this "
+            "capture; merged, each would be counted twice, so nothing was moved from it"
+        )
 
 
 def merge_from(con: duckdb.DuckDBPyConnection, root: Path, source: Path) -> Merged:
     """Move `source`'s recorded files into the capture at `root` (whose catalog `con` is
-    open read-write, its compaction lock held); the caller then compacts."""
+    open read-write, its compaction lock held); the caller then compacts. A source that
+    holds exchanges this capture has is refused (`CaptureError`) before anything moves."""
     with compaction_lock(source):
         compacted, cached = _known(con)
-        parquet = _parquet(root, source, cached)  # first: they may hold segments moved next
-        return Merged(segments=_segments(root, source, compacted), parquet=parquet)
+        plan = _Plan()
+        _plan_parquet(root, source, cached, plan)  # first: they may hold the segments next
+        _plan_segments(root, source, compacted, plan)
+        _refuse_overlap(con, source, plan)
+        for p in plan.arrived:
+            p.unlink(missing_ok=True)
+        merged = Merged()
+        for _, src, dest, keep in plan.moves:
+            _move(src, dest, keep=keep)
+            if src.suffix == ".parquet":
+                merged.parquet += 1
+            else:
+                merged.segments += 1
+        for folder, high in plan.high.items():
+            if high > read_high_water(folder):
+                write_high_water(folder, high)  # a proxy restarted there continues after it
+        return merged
