@@ -27,6 +27,33 @@ def flush_seconds(text: str) -> float:
     return value
 
 
+def retry_seconds(text: str) -> float:
+    """--retry-window: the addon's range (0: retries are never told apart)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0 <= value <= 3600:  # also refuses nan
+        raise argparse.ArgumentTypeError(f"must be between 0 and 3600 seconds, got {text!r}")
+    return value
+
+
+def name(text: str) -> str:
+    """A header or query parameter name: anything but blank."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError(f"expected a name, not blank: {text!r}")
+    return text
+
+
+def dotted_path(text: str) -> str:
+    """--redact-json: keys joined by dots (the addon's rule: none of them empty)."""
+    if not text.strip() or any(not key for key in text.split(".")):
+        raise argparse.ArgumentTypeError(
+            f"expected a dotted JSON path such as messages.content or api_key, got {text!r}"
+        )
+    return text
+
+
 def _whole(text: str, low: int, high: int | None, says: str) -> int:
     """`text` as a whole number within [low, high] (no upper bound: None), else `says`."""
     try:

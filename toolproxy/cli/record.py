@@ -99,18 +99,38 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         default=0.5,
         help="seconds between flushes; a crash loses at most this window (default 0.5)",
     )
-    p.add_argument("--session-header", help="header naming the session (x-toolproxy-session)")
+    p.add_argument(
+        "--session-header",
+        type=options.name,
+        help="header naming the session (x-toolproxy-session)",
+    )
     p.add_argument(
         "--retry-window",
-        type=float,
+        type=options.retry_seconds,
         default=None,
         help="seconds within which an answered request sent again, not continued, is its "
         "retry (default 5; 0: never)",
     )
-    p.add_argument("--redact-header", action="append", default=[], help="extra secret header")
-    p.add_argument("--redact-query", action="append", default=[], help="extra secret query param")
     p.add_argument(
-        "--redact-json", action="append", default=[], help="dotted JSON path to drop from bodies"
+        "--redact-header",
+        action="append",
+        default=[],
+        type=options.name,
+        help="extra secret header",
+    )
+    p.add_argument(
+        "--redact-query",
+        action="append",
+        default=[],
+        type=options.name,
+        help="extra secret query param",
+    )
+    p.add_argument(
+        "--redact-json",
+        action="append",
+        default=[],
+        type=options.dotted_path,
+        help="dotted JSON path to drop from bodies",
     )
     p.add_argument("--confdir", help="mitmproxy confdir (CA certificate location)")
     p.add_argument("--no-compact", action="store_true", help="do not compact on exit")
