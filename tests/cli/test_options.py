@@ -22,6 +22,8 @@ BAD = [
     (["record", "--port", "{busy}", "-c", "{dir}/new"], "is in use"),
     (["record", "--flush-interval", "0"], "between 0.01 and 10 seconds"),
     # refused by the addon inside mitmdump: two tracebacks, and the capture folder made
+    (["record", "--host", "10.255.255.1", "-c", "{dir}/new"], "choose another with --host"),
+    (["record", "--confdir", "{file}/ca", "-c", "{dir}/new"], "cannot be made: Not a directory"),
     (["record", "--retry-window", "-3", "-c", "{dir}/new"], "between 0 and 3600 seconds"),
     (["record", "--retry-window", "soon", "-c", "{dir}/new"], "between 0 and 3600 seconds"),
     (["record", "--redact-json", "", "-c", "{dir}/new"], "a dotted JSON path such as"),

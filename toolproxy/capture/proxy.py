@@ -56,12 +56,26 @@ def check_port(host: str, port: int) -> None:
             s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as asyncio binds
             s.bind((host, port))
     except OSError as exc:
-        what = (
-            "is in use (another proxy running?)"
-            if exc.errno == errno.EADDRINUSE
-            else (f"cannot be listened on: {exc.strerror}")
-        )
-        raise UserError(f"{host}:{port} {what}; choose another with --port") from None
+        if exc.errno == errno.EADDRINUSE:
+            what, other = "is in use (another proxy running?)", "--port"
+        else:  # a port it may not take, or an address that is not this host's
+            other = "--port" if exc.errno == errno.EACCES else "--host"
+            what = f"cannot be listened on: {exc.strerror}"
+        raise UserError(f"{host}:{port} {what}; choose another with {other}") from None
+
+
+def check_confdir(confdir: str | None) -> None:
+    """Raise UserError when mitmdump could not keep its CA certificate in `confdir` (made
+    here when missing, as mitmdump would make it)."""
+    if confdir is None:
+        return
+    path = Path(confdir).expanduser()
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UserError(f"--confdir {path}: cannot be made: {exc.strerror}") from None
+    if not (path / "mitmproxy-ca.pem").exists() and not os.access(path, os.W_OK):
+        raise UserError(f"--confdir {path}: cannot write the CA certificate into it")
 
 
 def free_port(host: str = "127.0.0.1") -> int:

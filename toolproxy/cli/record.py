@@ -7,7 +7,7 @@ import signal
 import sys
 from pathlib import Path
 
-from toolproxy.capture.proxy import ProxySpec, RunningProxy, check_port
+from toolproxy.capture.proxy import ProxySpec, RunningProxy, check_confdir, check_port
 from toolproxy.cli import options
 
 
@@ -16,6 +16,7 @@ def cmd_record(args: argparse.Namespace) -> int:
     from toolproxy import store
 
     check_port(args.host, args.port)
+    check_confdir(args.confdir)
     spec = ProxySpec(
         capture=args.capture,
         upstream=args.upstream,
