@@ -101,6 +101,29 @@ BAD = [
         "a kappa is a number from -1 to 1",
     ),
     (["report", "-c", "{cap}", "--prices", "{dir}/none.yaml"], "cannot read price file"),
+    # a key variable named but not set: every judge call went out without the key
+    (
+        [
+            "judge",
+            "calibrate",
+            "{file}",
+            "--judge-url",
+            "http://h",
+            "--judge-model",
+            "m",
+            "--judge-key-env",
+            "TOOLPROXY_TEST_UNSET_KEY",
+        ],
+        "environment variable TOOLPROXY_TEST_UNSET_KEY is not set",
+    ),
+    (
+        ["grade", "{file}.yaml", "-c", "{cap}", "--judge-key-env", "TOOLPROXY_TEST_UNSET_KEY"],
+        "environment variable TOOLPROXY_TEST_UNSET_KEY is not set",
+    ),
+    (
+        ["grade", "{file}.yaml", "-c", "{cap}", "--judge-key-env", "sk-proj-abc123SECRET"],
+        "this looks like an API key, not the name of an environment variable",
+    ),
     (["replay", "{dir}/none.yaml", "-c", "{cap}"], "cannot read the replay config"),
     (["replay", "{bad}", "-c", "{cap}"], "not a valid replay config"),
     (["replay", str(REPLAYS / "scripted.yaml"), "-c", "{cap}", "--repeats", "0"], "1 or more"),
@@ -171,6 +194,7 @@ def test_bad_input_is_one_line_and_exit_2(argv, says, seeded_capture, busy_port,
     first, *detail = err.rstrip("\n").split("\n")
     assert first.startswith("toolproxy") and fill([says], places)[0] in err, err
     assert "Traceback" not in err and "[Errno" not in err and "codec" not in err, err
+    assert "SECRET" not in err  # a key given where a variable's name goes is never echoed
     assert all(line[:1].isspace() for line in detail), err
     assert sorted(p.name for p in (tmp_path / "not-a-capture").iterdir()) == before
 

@@ -147,7 +147,12 @@ def cmd_grade(args: argparse.Namespace) -> int:
             outcome = grade_in_parts(args.capture, args.cases, args.run, jobs, args.json, **small)
         if outcome is None:
             cases = load_cases(args.cases)
-            judge = build_judge(args.judge_url, args.judge_model, args.judge_key_env, args.capture)
+            judge = build_judge(
+                args.judge_url,
+                args.judge_model,
+                args.judge_key_env or options.JUDGE_KEY_ENV,
+                args.capture,
+            )
             if judge is not None and (alias := alias_warning(args.judge_model)):
                 print(f"toolproxy grade: warning: {alias}", file=sys.stderr)
             outcome = outcome_of(grade_run(args.capture, cases, args.run, judge), args.json)
@@ -320,8 +325,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--judge-model", help="the judge's pinned model name")
     p.add_argument(
         "--judge-key-env",
-        default="TOOLPROXY_JUDGE_API_KEY",
-        help="environment variable holding the judge's API key",
+        type=options.judge_key_env,
+        default=None,
+        help="environment variable holding the judge's API key (default: "
+        f"{options.JUDGE_KEY_ENV}, read when set; a variable named here must be set)",
     )
     p.add_argument("--json", action="store_true", help="print the run's grades as JSON")
     p.add_argument(

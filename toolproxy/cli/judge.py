@@ -34,7 +34,9 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     items = load_set(text, args.set.name)
     if warning := alias_warning(args.judge_model):
         print(f"toolproxy: warning: {warning}", file=sys.stderr)
-    judge = make_judge(args.judge_url, args.judge_model, args.judge_key_env, args.capture)
+    judge = make_judge(
+        args.judge_url, args.judge_model, args.judge_key_env or options.JUDGE_KEY_ENV, args.capture
+    )
     judged = []
     for item in items:
         try:
@@ -111,8 +113,10 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--judge-model", required=True, help="the judge's pinned model name")
     p.add_argument(
         "--judge-key-env",
-        default="TOOLPROXY_JUDGE_API_KEY",
-        help="environment variable holding the judge's API key",
+        type=options.judge_key_env,
+        default=None,
+        help="environment variable holding the judge's API key (default: "
+        f"{options.JUDGE_KEY_ENV}, read when set; a variable named here must be set)",
     )
     p.add_argument(
         "--capture",

@@ -4,6 +4,7 @@ starts (types for ports, URLs, counts; a parser whose errors are one line)."""
 from __future__ import annotations
 
 import argparse
+import os
 from typing import NoReturn
 from urllib.parse import urlsplit
 
@@ -50,6 +51,32 @@ def dotted_path(text: str) -> str:
     if not text.strip() or any(not key for key in text.split(".")):
         raise argparse.ArgumentTypeError(
             f"expected a dotted JSON path such as messages.content or api_key, got {text!r}"
+        )
+    return text
+
+
+JUDGE_KEY_ENV = "TOOLPROXY_JUDGE_API_KEY"  # read for the judge's key when set
+
+
+def judge_key_env(text: str) -> str:
+    """--judge-key-env: `set_env`, the problem worded for that option."""
+    return set_env(text, "--judge-key-env")
+
+
+def set_env(text: str, option: str) -> str:
+    """The name of an environment variable holding a key, which must then hold one: a
+    variable named and left unset would send every request without it (leave the option
+    out for an endpoint that takes no key). Never quotes `text`: it may be the key itself."""
+    from toolproxy.replay.config import key_env_problem  # pydantic: only when given
+
+    if problem := key_env_problem(text, option):
+        raise argparse.ArgumentTypeError(problem)
+    value = os.environ.get(text)
+    if not value:
+        state = "empty" if value == "" else "not set"
+        raise argparse.ArgumentTypeError(
+            f"environment variable {text} is {state}; export it, or leave the option out "
+            "for an endpoint that takes no key"
         )
     return text
 

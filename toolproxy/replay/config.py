@@ -99,14 +99,19 @@ def _pydantic_issues(file: str, node: yaml.Node, error: ValidationError) -> list
     return issues
 
 
-def key_env_problem(value: str) -> str | None:
-    """Why `value` is not an acceptable `api_key_env`, or None. Never quotes the value:
-    it may be a key."""
+def key_env_problem(value: str, option: str = "api_key_env") -> str | None:
+    """Why `value` is not an acceptable `api_key_env` (or command-line `option`, such as
+    --judge-key-env), or None. Never quotes the value: it may be a key."""
     if value.lower().startswith(KEY_PREFIXES):
+        flag = option.startswith("--")
+        place, usage = (
+            ("on command lines", f"{option} OPENAI_API_KEY")
+            if flag
+            else ("into config files", f"{option}: OPENAI_API_KEY")
+        )
         return (
-            "this looks like an API key, not the name of an environment variable: keys never "
-            "go into config files. Export the key (export OPENAI_API_KEY=...) and write "
-            "`api_key_env: OPENAI_API_KEY`"
+            f"this looks like an API key, not the name of an environment variable: keys never "
+            f"go {place}. Export the key (export OPENAI_API_KEY=...) and write `{usage}`"
         )
     if not ENV_NAME.fullmatch(value):
         return (
