@@ -140,6 +140,9 @@ BAD = [
     (["addon-path", "--json"], "unrecognized arguments: --json"),
     (["import", "{dir}/none.mitm", "-c", "{dir}/new"], "no such file: "),
     (["import", "{file}", "--cases", "{dir}/cases.txt"], ".yaml"),
+    # taken, and redacted nothing: a path with an empty key matches no field
+    (["import", "{file}", "-c", "{dir}/new", "--redact-json", "api..key"], "dotted JSON path"),
+    (["import", "{file}", "-c", "{dir}/new", "--redact-header", ""], "a name, not blank"),
     # a file that is not UTF-8 text (tracebacks for --prices, --config and calibrate)
     (["report", "-c", "{cap}", "--prices", "{binary}.yaml"], "price file {binary}.yaml: not UTF-8"),
     (["mcp", "pull", "--config", "{binary}.json", "-c", "{dir}/new"], "not UTF-8 text"),

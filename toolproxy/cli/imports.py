@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from toolproxy.cli import options
 from toolproxy.errors import UserError
 
 DEFAULT_CASES = Path("expectations/cases.yaml")
@@ -119,11 +120,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--by", help="who the cases are labeled by (default $TOOLPROXY_REVIEWER)")
     p.add_argument(
         "--session-header",
+        type=options.name,
         default="x-toolproxy-session",
         help="header naming the session (default x-toolproxy-session)",
     )
-    p.add_argument("--redact-header", action="append", default=[], help="extra secret header")
-    p.add_argument("--redact-query", action="append", default=[], help="extra secret query param")
-    p.add_argument(
-        "--redact-json", action="append", default=[], help="dotted JSON path to drop from bodies"
-    )
+    options.add_redaction_args(p)

@@ -125,3 +125,14 @@ def kappa(text: str) -> float:
     if not -1 <= value <= 1:  # also refuses nan
         raise argparse.ArgumentTypeError(f"a kappa is a number from -1 to 1, got {text!r}")
     return value
+
+
+def add_redaction_args(p: argparse.ArgumentParser) -> None:
+    """The redaction options `record` and `import` share, each value checked as the addon
+    checks it (a blank name or a path with an empty key redacted nothing, silently)."""
+    for flag, kind, says in (
+        ("--redact-header", name, "extra secret header"),
+        ("--redact-query", name, "extra secret query param"),
+        ("--redact-json", dotted_path, "dotted JSON path to drop from bodies"),
+    ):
+        p.add_argument(flag, action="append", default=[], type=kind, help=says)

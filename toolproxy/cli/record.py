@@ -112,27 +112,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         help="seconds within which an answered request sent again, not continued, is its "
         "retry (default 5; 0: never)",
     )
-    p.add_argument(
-        "--redact-header",
-        action="append",
-        default=[],
-        type=options.name,
-        help="extra secret header",
-    )
-    p.add_argument(
-        "--redact-query",
-        action="append",
-        default=[],
-        type=options.name,
-        help="extra secret query param",
-    )
-    p.add_argument(
-        "--redact-json",
-        action="append",
-        default=[],
-        type=options.dotted_path,
-        help="dotted JSON path to drop from bodies",
-    )
+    options.add_redaction_args(p)
     p.add_argument("--confdir", help="mitmproxy confdir (CA certificate location)")
     p.add_argument("--no-compact", action="store_true", help="do not compact on exit")
     p.add_argument(
