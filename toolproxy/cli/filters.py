@@ -46,7 +46,12 @@ def add_filter_args(
         "tool": (("--tool",), {"action": "append", "help": "turns that called these tools"}),
         "wire_format": (
             ("--wire-format",),
-            {"action": "append", "choices": WIRE_FORMATS, "help": ", ".join(WIRE_FORMATS)},
+            {
+                "action": "append",
+                "choices": WIRE_FORMATS,
+                "metavar": "FORMAT",
+                "help": ", ".join(WIRE_FORMATS),
+            },
         ),
         "since": (("--since",), {"help": "started at or after this ISO-8601 time"}),
         "until": (("--until",), {"help": "started before this ISO-8601 time"}),
@@ -56,7 +61,12 @@ def add_filter_args(
         ),
         "parse_status": (
             ("--parse-status",),
-            {"action": "append", "choices": PARSE_STATUSES, "help": ", ".join(PARSE_STATUSES)},
+            {
+                "action": "append",
+                "choices": PARSE_STATUSES,
+                "metavar": "STATUS",
+                "help": ", ".join(PARSE_STATUSES),
+            },
         ),
         "label": (("--label",), {"action": "append", "help": "labels earned in --label-run"}),
         "label_run": (("--label-run",), {"help": "the grading run --label reads"}),
