@@ -17,26 +17,27 @@ class Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
 
 
-def flush_seconds(text: str) -> float:
-    """--flush-interval: the addon's range."""
+def _seconds(text: str, low: float, high: float) -> float:
+    """`text` as seconds within [low, high] (the addon's range for the option)."""
     try:
         value = float(text)
     except ValueError:
         value = float("nan")
-    if not 0.01 <= value <= 10:  # also refuses nan
-        raise argparse.ArgumentTypeError(f"must be between 0.01 and 10 seconds, got {text!r}")
+    if not low <= value <= high:  # also refuses nan
+        raise argparse.ArgumentTypeError(
+            f"must be between {low:g} and {high:g} seconds, got {text!r}"
+        )
     return value
+
+
+def flush_seconds(text: str) -> float:
+    """--flush-interval: the addon's range."""
+    return _seconds(text, 0.01, 10)
 
 
 def retry_seconds(text: str) -> float:
     """--retry-window: the addon's range (0: retries are never told apart)."""
-    try:
-        value = float(text)
-    except ValueError:
-        value = float("nan")
-    if not 0 <= value <= 3600:  # also refuses nan
-        raise argparse.ArgumentTypeError(f"must be between 0 and 3600 seconds, got {text!r}")
-    return value
+    return _seconds(text, 0, 3600)
 
 
 def name(text: str) -> str:
