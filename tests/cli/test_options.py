@@ -12,6 +12,7 @@ from toolproxy.cli import options
 from toolproxy.cli.main import build_parser, headline, main
 
 REPLAYS = Path(__file__).resolve().parents[2] / "replays"
+CALIBRATE = ["judge", "calibrate", "{file}", "--judge-url", "http://h", "--judge-model", "m"]
 
 # (argv, what the one line says); {cap}: the seeded capture, {file}: a plain file, {dir}: a
 # directory that is not a capture, {bad}: a file of broken YAML, {busy}: a port in use
@@ -86,34 +87,11 @@ BAD = [
         ["judge", "calibrate", "{file}", "--judge-url", "x", "--judge-model", "m"],
         "expected a base URL",
     ),
-    (
-        [
-            "judge",
-            "calibrate",
-            "{file}",
-            "--judge-url",
-            "http://h",
-            "--judge-model",
-            "m",
-            "--min-kappa",
-            "2",
-        ],
-        "a kappa is a number from -1 to 1",
-    ),
+    ([*CALIBRATE, "--min-kappa", "2"], "a kappa is a number from -1 to 1"),
     (["report", "-c", "{cap}", "--prices", "{dir}/none.yaml"], "cannot read price file"),
     # a key variable named but not set: every judge call went out without the key
     (
-        [
-            "judge",
-            "calibrate",
-            "{file}",
-            "--judge-url",
-            "http://h",
-            "--judge-model",
-            "m",
-            "--judge-key-env",
-            "TOOLPROXY_TEST_UNSET_KEY",
-        ],
+        [*CALIBRATE, "--judge-key-env", "TOOLPROXY_TEST_UNSET_KEY"],
         "environment variable TOOLPROXY_TEST_UNSET_KEY is not set",
     ),
     (
