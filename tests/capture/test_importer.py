@@ -188,6 +188,19 @@ def test_har_timings_give_the_exchange_its_times(tmp_path, timings, ttfb, latenc
     assert rows == [(pytest.approx(ttfb), pytest.approx(latency))]
 
 
+def test_a_har_mitmproxy_wrote_imports_with_the_flows_own_times(tmp_path):
+    # mitmproxy's own HAR export (savehar) of a flow, imported: the time to first byte
+    # and the latency the flow had (0.39 s after the request ended; 0.5 s in all)
+    from mitmproxy.addons.savehar import SaveHar
+
+    flow = chat_flow()
+    entry = SaveHar().flow_entry(flow, {flow.server_conn})  # a kept-alive connection
+    path = write_har(tmp_path / "t.har", [entry])
+    assert import_traffic([path], tmp_path / "cap").exchanges == 1
+    _, rows = store.query(tmp_path / "cap", "SELECT ttfb_ms, latency_ms FROM exchanges")
+    assert rows == [(pytest.approx(390.0), pytest.approx(500.0))]
+
+
 def test_a_har_entry_without_timings_has_no_time_to_first_byte(tmp_path):
     capture = tmp_path / "cap"
     assert import_traffic([write_har(tmp_path / "t.har", [har_entry()])], capture).exchanges
