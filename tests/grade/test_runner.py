@@ -239,7 +239,8 @@ def test_the_judge_grades_and_regrading_uses_the_cache(
     assert all(SECRET.encode() not in p.read_bytes() for p in files)
 
 
-def test_a_false_verdict_fails_the_field(capture, tmp_path, scripted_upstream):
+def test_a_false_verdict_fails_the_field(capture, tmp_path, scripted_upstream, monkeypatch):
+    monkeypatch.setenv(KEY_ENV, SECRET)  # a variable named with --judge-key-env must be set
     scripted_upstream.set_script(Script.of(Reply(text='{"verdict": false, "reason": "not Paris"}')))
     assert (
         grade(capture, cases_file(tmp_path, JUDGED), "jf", *judge_options(scripted_upstream)) == 0
@@ -258,6 +259,8 @@ def test_a_faulty_judge_leaves_the_case_not_graded(
     capture, tmp_path, scripted_upstream, reply, monkeypatch
 ):
     import toolproxy.grade.runner as runner
+
+    monkeypatch.setenv(KEY_ENV, SECRET)
 
     real = runner.make_judge
     # a short timeout and no retries keep the hang case quick; the endpoint is still real
