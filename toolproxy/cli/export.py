@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from toolproxy.errors import UserError
+from toolproxy.util.words import counted
 
 
 def add_otlp_args(p: argparse.ArgumentParser) -> None:
@@ -115,16 +116,13 @@ def cmd_export(args: argparse.Namespace) -> int:
         if args.out == "-":
             raise UserError(f"{fmt} goes to a file: give --out FILE.{fmt}")
         count = store.export_file(args.capture, args.table, Path(args.out), fmt, where)
-        print(f"exported {_rows(count)} of {args.table} to {args.out} ({fmt})", file=sys.stderr)
+        rows = counted(count, "row")
+        print(f"exported {rows} of {args.table} to {args.out} ({fmt})", file=sys.stderr)
         return 0
     out = sys.stdout if args.out == "-" else Path(args.out)  # opened once the rows are known
     count = store.export_jsonl(args.capture, args.table, out, where)
-    print(f"exported {_rows(count)} of {args.table}", file=sys.stderr)
+    print(f"exported {counted(count, 'row')} of {args.table}", file=sys.stderr)
     return 0
-
-
-def _rows(count: int) -> str:
-    return f"{count} row{'s' * (count != 1)}"
 
 
 def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]

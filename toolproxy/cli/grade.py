@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from toolproxy.cli import options
 from toolproxy.errors import UserError
+from toolproxy.util.words import counted
 
 if TYPE_CHECKING:
     from toolproxy.grade.prices import Pricer
@@ -78,7 +79,7 @@ def _label(args: argparse.Namespace) -> int:
     )
     written, skipped = write_cases(cases, out, args.append, header)
     also = f" ({skipped} skipped: id already in the file)" if skipped else ""
-    print(f"wrote {written} case{'s' * (written != 1)} to {out}{also}")
+    print(f"wrote {counted(written, 'case')} to {out}{also}")
     if written:
         print(
             f"next: review and edit them (plain values match exactly; see docs/grading.md "
@@ -170,7 +171,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
         return 0
     by = f" by {outcome.processes} processes" if outcome.processes > 1 else ""
     n = summary["cases"]
-    print(f"run {args.run}: {n} case{'s' * (n != 1)} graded into {args.capture}{by}\n")
+    print(f"run {args.run}: {counted(n, 'case')} graded into {args.capture}{by}\n")
     table = [
         ["passed", "", summary["passed"]],
         ["failed", "(all)", summary["failed"]],

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from toolproxy.cli import options
 from toolproxy.errors import UserError
+from toolproxy.util.words import counted
 
 DEFAULT_CASES = Path("expectations/cases.yaml")
 
@@ -65,8 +66,8 @@ def _import_traffic(args: argparse.Namespace, paths: list[Path]) -> list[str]:
     if done.parse_failures:
         notes.append(f"{done.parse_failures} kept raw: their bodies did not parse")
     also = f" ({'; '.join(notes)})" if notes else ""
-    files = f"{len(paths)} file{'s' * (len(paths) != 1)}"
-    count = f"{done.exchanges} exchange{'s' * (done.exchanges != 1)}"
+    files = counted(len(paths), "file")
+    count = counted(done.exchanges, "exchange")
     print(f"imported {count} from {files} into {args.capture}{also}")
     return done.problems
 
@@ -93,7 +94,7 @@ def _import_datasets(args: argparse.Namespace, paths: list[Path]) -> list[str]:
     args.cases.parent.mkdir(parents=True, exist_ok=True)
     written, skipped = write_cases(cases, args.cases, args.append, header)
     also = f" ({skipped} skipped: id already in the file)" if skipped else ""
-    print(f"wrote {written} case{'s' * (written != 1)} to {args.cases}{also}")
+    print(f"wrote {counted(written, 'case')} to {args.cases}{also}")
     return problems
 
 

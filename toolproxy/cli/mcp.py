@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from toolproxy.cli import options
+from toolproxy.util.words import counted
 
 DEFAULT_SCHEMAS = Path("schemas/mcp")
 
@@ -129,14 +130,14 @@ def cmd_check(args: argparse.Namespace) -> int:
         print(format_table([*columns[:3], "format", *columns[3:]], lost_rows, width=80))
     by = ", ".join(f"{k} {v}" for k, v in summary["by_source"].items())
     print(
-        f"\n{summary['calls']} call{'s' * (summary['calls'] != 1)}: "
+        f"\n{counted(summary['calls'], 'call')}: "
         f"{summary['valid']} valid, {summary['invalid']} invalid"
         f" (schema: {by})"
     )
     if summary["lost_in_text"]:
         formats = ", ".join(f"{k} {v}" for k, v in summary["lost_by_format"].items())
         lost_n = summary["lost_in_text"]
-        print(f"{lost_n} call{'s' * (lost_n != 1)} lost in text ({formats})")
+        print(f"{counted(lost_n, 'call')} lost in text ({formats})")
     return 0
 
 

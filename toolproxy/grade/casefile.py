@@ -25,6 +25,7 @@ from toolproxy.errors import UserError
 from toolproxy.util.jsonfast import SLOW as _SLOW
 from toolproxy.util.jsonfast import error_where, fast_loads
 from toolproxy.util.textfile import Unreadable, read_text
+from toolproxy.util.words import counted
 
 FieldPath = tuple[str | int, ...]  # a field path inside one case: ("calls", 0, "tool")
 
@@ -57,7 +58,7 @@ class ExpectationError(UserError):
         self.issues = sorted(issues, key=lambda i: (i.file, i.line or 0, i.path))
         n = len(self.issues)
         lines = "\n".join(f"  {i}" for i in self.issues)
-        super().__init__(f"{n} problem{'s' * (n != 1)} in expectation files:\n{lines}")
+        super().__init__(f"{counted(n, 'problem')} in expectation files:\n{lines}")
 
 
 class _Loader(yaml.SafeLoader):

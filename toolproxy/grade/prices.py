@@ -37,6 +37,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from toolproxy.errors import UserError
+from toolproxy.util.words import counted
 
 MTOK = 1_000_000
 UNPRICED = "unpriced: "  # how a lookup the database cannot answer begins
@@ -169,7 +170,7 @@ class Pricer:
     def describe(self) -> str:
         """Where prices come from, for the report's heading."""
         n = len(self.rules)
-        rules = f"{self.source} ({n} rule{'s' * (n != 1)}), then " if n else ""
+        rules = f"{self.source} ({counted(n, 'rule')}), then " if n else ""
         return f"{rules}{self.database} (bundled; endpoint and model must both be known)"
 
     def price(self, call: Call) -> Priced:

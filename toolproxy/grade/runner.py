@@ -39,6 +39,7 @@ from toolproxy.store.queries import grades as grade_reads
 from toolproxy.store.queries import mcp as mcp_reads
 from toolproxy.store.queries import runs as held
 from toolproxy.store.segments import SegmentWriter, encode_plain_row
+from toolproxy.util.words import counted
 
 Grader = Callable[[Case, Observation], CaseGrade]
 
@@ -148,7 +149,7 @@ def refuse_taken(r: store.Reader, run: str) -> None:
 
 def _run_taken(run: str, count: int, capture: Path | str) -> str:
     return (
-        f"run {run!r} already has {count} grade{'s' * (count != 1)} in {capture}; "
+        f"run {run!r} already has {counted(count, 'grade')} in {capture}; "
         "grade into a new --run name (runs are never overwritten)"
     )
 

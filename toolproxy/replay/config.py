@@ -53,6 +53,7 @@ from toolproxy.errors import UserError
 from toolproxy.grade.casefile import Issue, _duplicate_keys, _Loader, format_path, yaml_line
 from toolproxy.replay.model import Candidate, ReplayConfig
 from toolproxy.util.textfile import Unreadable, read_text
+from toolproxy.util.words import counted
 
 ENV_NAME = re.compile(r"[A-Z_][A-Z0-9_]*")
 # Prefixes of provider keys (OpenAI, Anthropic, Groq, xAI, Google, Hugging Face, ...).
@@ -223,7 +224,7 @@ def load_config(path: Path | str) -> ReplayConfig:
         issues += _pydantic_issues(file, node, e)
     if issues or config is None:
         n = len(issues)
-        raise ConfigError(f"{n} problem{'s' * (n != 1)} in replay config {path}:", issues)
+        raise ConfigError(f"{counted(n, 'problem')} in replay config {path}:", issues)
     return config
 
 

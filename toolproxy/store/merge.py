@@ -44,6 +44,7 @@ from toolproxy.store.segments import (
     read_high_water,
     write_high_water,
 )
+from toolproxy.util.words import counted
 
 
 @dataclass
@@ -158,7 +159,7 @@ def _refuse_overlap(con: duckdb.DuckDBPyConnection, source: Path, plan: _Plan) -
             ", ..." if len(found) > SHOWN_IDS else ""
         )
         raise CaptureError(
-            f"{source} holds {len(found)} exchange{'s' * (len(found) != 1)} this capture already "
+            f"{source} holds {counted(len(found), 'exchange')} this capture already "
             f"has ({ids}): the same traffic recorded or imported into both, or a copy of this "
             "capture; merged, each would be counted twice, so nothing was moved from it"
         )

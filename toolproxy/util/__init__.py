@@ -1,2 +1,3 @@
 """Small pure helpers every layer may use: ``jsonfast`` (JSON loading), ``gctools`` (pausing
-the collector around bulk work), ``table`` (plain-text tables)."""
+the collector around bulk work), ``table`` (plain-text tables), ``words`` (counts in
+English)."""
