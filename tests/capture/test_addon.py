@@ -175,8 +175,12 @@ def test_bad_options_raise_options_error(capture):
             {"toolproxy_max_body": -1},
             {"toolproxy_session_header": " "},
             {"toolproxy_redact_json": ["a..b"]},
+            {"toolproxy_redact_json": ["api_key", "a."]},
+            {"toolproxy_redact_headers": ["x-api-key", " "]},
+            {"toolproxy_redact_query": [""]},
         ):
-            with pytest.raises(exceptions.OptionsError):
+            (option,) = bad
+            with pytest.raises(exceptions.OptionsError, match=option):
                 tctx.configure(addon, **bad)
         addon.done()
 

@@ -74,7 +74,7 @@ def test_bad_option_makes_start_fail_with_mitmdump_output(tmp_path):
     spec = ProxySpec(
         capture=tmp_path / "c", upstream="http://127.0.0.1:9", port=free_port(), flush_interval=99.0
     )
-    with pytest.raises(RuntimeError, match="toolproxy_flush_interval must be between"):
+    with pytest.raises(RuntimeError, match="toolproxy_flush_interval: must be between"):
         RunningProxy(spec).start()
 
 

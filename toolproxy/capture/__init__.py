@@ -4,5 +4,6 @@
 ``recorder`` (in-process) or a ``worker`` (a child process); ``rows`` turns it into store
 rows (``redact``, ``session``, ``link`` do their part) and the segment writer appends them.
 ``proxy`` and ``lifeline`` run ``mitmdump`` for ``toolproxy record`` and the tests. Only this
-package imports mitmproxy.
+package imports mitmproxy. ``limits`` holds the options' rules, which the addon and
+``toolproxy record``'s parser both check.
 """

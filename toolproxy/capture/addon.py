@@ -13,13 +13,13 @@ import os
 import secrets
 import socket
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from mitmproxy import connection, ctx, exceptions, http
 from mitmproxy.proxy import server_hooks
 
-from toolproxy.capture import lifeline
+from toolproxy.capture import lifeline, limits
 from toolproxy.capture.loopback import rebind_wide
 from toolproxy.capture.recorder import Recorder
 from toolproxy.capture.session import RETRY_WINDOW_S
@@ -138,28 +138,26 @@ class ToolproxyAddon:
             opts.listen_host = "127.0.0.1"
         if not any(name.startswith("toolproxy_") for name in updated):
             return
-        interval = _seconds(opts.toolproxy_flush_interval, "toolproxy_flush_interval")
-        if not 0.01 <= interval <= 10:
-            raise exceptions.OptionsError(
-                f"toolproxy_flush_interval must be between 0.01 and 10 seconds, got {interval}"
-            )
-        retry_window = _seconds(opts.toolproxy_retry_window, "toolproxy_retry_window")
-        if not 0 <= retry_window <= 3600:
-            raise exceptions.OptionsError(
-                f"toolproxy_retry_window must be between 0 and 3600 seconds, got {retry_window}"
-            )
+        interval = _checked(
+            "toolproxy_flush_interval", limits.flush_seconds, opts.toolproxy_flush_interval
+        )
+        retry_window = _checked(
+            "toolproxy_retry_window", limits.retry_seconds, opts.toolproxy_retry_window
+        )
         if opts.toolproxy_max_body < 0:
             raise exceptions.OptionsError("toolproxy_max_body must be >= 0 bytes")
-        if not opts.toolproxy_session_header.strip():
-            raise exceptions.OptionsError("toolproxy_session_header must not be empty")
+        _checked("toolproxy_session_header", limits.name, opts.toolproxy_session_header)
+        for header in opts.toolproxy_redact_headers:
+            _checked("toolproxy_redact_headers", limits.name, header)
+        for param in opts.toolproxy_redact_query:
+            _checked("toolproxy_redact_query", limits.name, param)
+        for path in opts.toolproxy_redact_json:
+            _checked("toolproxy_redact_json", limits.dotted_path, path)
         capture = Path(opts.toolproxy_capture).expanduser()
         if capture.exists() and not capture.is_dir():
             raise exceptions.OptionsError(
                 f"toolproxy_capture {capture} exists and is not a directory"
             )
-        for path in opts.toolproxy_redact_json:
-            if not path.strip() or ".." in path or path.startswith(".") or path.endswith("."):
-                raise exceptions.OptionsError(f"toolproxy_redact_json: bad dotted path {path!r}")
         config = (
             str(capture.resolve()),
             interval,
@@ -319,13 +317,12 @@ class ToolproxyAddon:
             self.recorder = None
 
 
-def _seconds(text: str, option: str) -> float:
+def _checked[V, T](option: str, check: Callable[[V], T], value: V) -> T:
+    """`check(value)`; its ValueError as mitmproxy's OptionsError, naming `option`."""
     try:
-        return float(text)
-    except ValueError:
-        raise exceptions.OptionsError(
-            f"{option} must be a number of seconds, got {text!r}"
-        ) from None
+        return check(value)
+    except ValueError as e:
+        raise exceptions.OptionsError(f"{option}: {e}") from None
 
 
 def _host(address: object) -> str | None:

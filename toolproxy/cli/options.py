@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import argparse
 import os
+from collections.abc import Callable
 from typing import NoReturn
 from urllib.parse import urlsplit
+
+from toolproxy.capture import limits
 
 
 class Parser(argparse.ArgumentParser):
@@ -17,43 +20,31 @@ class Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
 
 
-def _seconds(text: str, low: float, high: float) -> float:
-    """`text` as seconds within [low, high] (the addon's range for the option)."""
+def _checked[T](check: Callable[[str], T], text: str) -> T:
     try:
-        value = float(text)
-    except ValueError:
-        value = float("nan")
-    if not low <= value <= high:  # also refuses nan
-        raise argparse.ArgumentTypeError(
-            f"must be between {low:g} and {high:g} seconds, got {text!r}"
-        )
-    return value
+        return check(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def flush_seconds(text: str) -> float:
     """--flush-interval: the addon's range."""
-    return _seconds(text, 0.01, 10)
+    return _checked(limits.flush_seconds, text)
 
 
 def retry_seconds(text: str) -> float:
     """--retry-window: the addon's range (0: retries are never told apart)."""
-    return _seconds(text, 0, 3600)
+    return _checked(limits.retry_seconds, text)
 
 
 def name(text: str) -> str:
     """A header or query parameter name: anything but blank."""
-    if not text.strip():
-        raise argparse.ArgumentTypeError(f"expected a name, not blank: {text!r}")
-    return text
+    return _checked(limits.name, text)
 
 
 def dotted_path(text: str) -> str:
     """--redact-json: keys joined by dots (the addon's rule: none of them empty)."""
-    if not text.strip() or any(not key for key in text.split(".")):
-        raise argparse.ArgumentTypeError(
-            f"expected a dotted JSON path such as messages.content or api_key, got {text!r}"
-        )
-    return text
+    return _checked(limits.dotted_path, text)
 
 
 JUDGE_KEY_ENV = "TOOLPROXY_JUDGE_API_KEY"  # read for the judge's key when set
