@@ -239,3 +239,15 @@ def test_an_error_s_detail_goes_under_its_headline():
     assert (
         headline("2 problems:\n  a.yaml: x\n  b.yaml: y") == "2 problems:\n  a.yaml: x\n  b.yaml: y"
     )
+
+
+@pytest.mark.parametrize("command", [["grade", "c.yaml", "-r", "r"], CALIBRATE])
+def test_the_judge_s_key_is_read_from_the_variable_named_else_the_default(command, monkeypatch):
+    monkeypatch.setenv("TOOLPROXY_TEST_JUDGE_KEY", "k")
+    argv = [part.replace("{file}", "set.yaml") for part in command]
+    parser = build_parser()
+    named = parser.parse_args([*argv, "--judge-key-env", "TOOLPROXY_TEST_JUDGE_KEY"])
+    assert options.judge_key_variable(named) == "TOOLPROXY_TEST_JUDGE_KEY"
+    # unset here, and still the default: an endpoint that takes no key needs no variable
+    monkeypatch.delenv(options.JUDGE_KEY_ENV, raising=False)
+    assert options.judge_key_variable(parser.parse_args(argv)) == options.JUDGE_KEY_ENV

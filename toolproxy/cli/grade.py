@@ -151,7 +151,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
             judge = build_judge(
                 args.judge_url,
                 args.judge_model,
-                args.judge_key_env or options.JUDGE_KEY_ENV,
+                options.judge_key_variable(args),
                 args.capture,
             )
             if judge is not None and (alias := alias_warning(args.judge_model)):
@@ -324,13 +324,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p.add_argument("--run", "-r", required=True, help="name of this grading run")
     p.add_argument("--judge-url", help="OpenAI-compatible base URL of the LLM judge")
     p.add_argument("--judge-model", help="the judge's pinned model name")
-    p.add_argument(
-        "--judge-key-env",
-        type=options.judge_key_env,
-        default=None,
-        help="environment variable holding the judge's API key (default: "
-        f"{options.JUDGE_KEY_ENV}, read when set; a variable named here must be set)",
-    )
+    options.add_judge_key_env_arg(p)
     p.add_argument("--json", action="store_true", help="print the run's grades as JSON")
     p.add_argument(
         "--jobs",

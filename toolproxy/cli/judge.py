@@ -35,7 +35,7 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     if warning := alias_warning(args.judge_model):
         print(f"toolproxy: warning: {warning}", file=sys.stderr)
     judge = make_judge(
-        args.judge_url, args.judge_model, args.judge_key_env or options.JUDGE_KEY_ENV, args.capture
+        args.judge_url, args.judge_model, options.judge_key_variable(args), args.capture
     )
     judged = []
     for item in items:
@@ -111,13 +111,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         help="OpenAI-compatible base URL of the judge",
     )
     p.add_argument("--judge-model", required=True, help="the judge's pinned model name")
-    p.add_argument(
-        "--judge-key-env",
-        type=options.judge_key_env,
-        default=None,
-        help="environment variable holding the judge's API key (default: "
-        f"{options.JUDGE_KEY_ENV}, read when set; a variable named here must be set)",
-    )
+    options.add_judge_key_env_arg(p)
     p.add_argument(
         "--capture",
         "-c",

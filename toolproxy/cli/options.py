@@ -55,6 +55,23 @@ def judge_key_env(text: str) -> str:
     return set_env(text, "--judge-key-env")
 
 
+def add_judge_key_env_arg(p: argparse.ArgumentParser) -> None:
+    """--judge-key-env, for every command that calls the judge; read it with
+    `judge_key_variable` (argparse would check a default, and the default may be unset)."""
+    p.add_argument(
+        "--judge-key-env",
+        type=judge_key_env,
+        default=None,
+        help="environment variable holding the judge's API key (default: "
+        f"{JUDGE_KEY_ENV}, read when set; a variable named here must be set)",
+    )
+
+
+def judge_key_variable(args: argparse.Namespace) -> str:
+    """The variable the judge's key is read from: the one named, else JUDGE_KEY_ENV."""
+    return args.judge_key_env or JUDGE_KEY_ENV
+
+
 def set_env(text: str, option: str) -> str:
     """The name of an environment variable holding a key, which must then hold one: a
     variable named and left unset would send every request without it (leave the option
