@@ -46,3 +46,14 @@ def test_a_proven_call_grades_its_arguments_as_matching_them_would(
             (lab, a.model_dump()) for lab, a in matched_failed
         ]
     assert len(proven) == len(matchers) + (0 if allow_extra else len(extra))
+
+
+def test_an_absent_argument_whose_expectation_is_a_misspelt_matcher_says_so() -> None:
+    # {optinal: true} is a literal mapping, so the argument is required: absent, it fails
+    e = ExpectedCall(tool="t", args={"unit": Matcher(value={"optinal": True}), "city": Matcher()})
+    failed: list = []
+    grades = match_args(e, {}, None, False, failed)
+    assert [(g.name, g.bucket) for g in grades] == [("unit", "missing"), ("city", "missing")]
+    assert grades[0].detail is not None and "'optinal' is not `optional`" in grades[0].detail
+    assert grades[1].detail == "required, absent"
+    assert [label for label, _ in failed] == ["missing_required", "missing_required"]

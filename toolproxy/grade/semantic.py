@@ -10,7 +10,7 @@ from typing import Any
 
 from toolproxy.grade.grades import ArgGrade
 from toolproxy.grade.labels import Label
-from toolproxy.grade.matchers import Judge, coercions, judge_match, match, matches
+from toolproxy.grade.matchers import Judge, coercions, judge_match, literal_hint, match, matches
 from toolproxy.grade.model import ExpectedCall, Matcher
 from toolproxy.grade.parsestage import json_type
 from toolproxy.grade.showing import show
@@ -38,7 +38,9 @@ def match_args(
             if m.optional:
                 found.append(ArgGrade(name=name, bucket="ok", detail="optional, absent"))
             else:
-                grade = ArgGrade(name=name, bucket="missing", detail="required, absent")
+                hint = literal_hint(m.value) if m.kind == "exact" else None
+                detail = "required, absent" if hint is None else f"required, absent ({hint})"
+                grade = ArgGrade(name=name, bucket="missing", detail=detail)
                 found.append(grade)
                 failed.append(("missing_required", grade))
             continue
