@@ -96,6 +96,39 @@ def test_label_draws_a_stratified_sample_reproducibly(seeded_capture, tmp_path, 
     assert "--stratify goes with --sample N" in capsys.readouterr().err
 
 
+def test_label_s_sampling_options_alone_or_with_import_are_refused(
+    seeded_capture, tmp_path, capsys
+):
+    # --seed without --sample drew nothing and said nothing; with --import, --sample was
+    # ignored and every imported case written
+    imported = tmp_path / "in.jsonl"
+    imported.write_text('{"id": "x", "exchange_id": "a-0", "expect": "no_call"}\n')
+    base = ["label", "-c", str(seeded_capture), "-o", str(tmp_path / "o.yaml")]
+    for extra, says in [
+        (["--seed", "3"], "--seed goes with --sample N"),
+        (["--import", str(imported), "--sample", "1"], "--sample draws from the capture"),
+        (["--import", str(imported), "--seed", "1"], "--seed goes with --sample N"),
+    ]:
+        assert main([*base, *extra]) == 2, extra
+        assert says in capsys.readouterr().err, extra
+    assert not (tmp_path / "o.yaml").exists()
+
+
+def test_a_sample_larger_than_the_matches_takes_them_all_and_says_so(
+    seeded_capture, tmp_path, capsys
+):
+    every, drawn = tmp_path / "all.yaml", tmp_path / "drawn.yaml"
+    assert main(["label", "-c", str(seeded_capture), "-o", str(every)]) == 0
+    matching = len(yaml.safe_load(every.read_text()))
+    capsys.readouterr()
+    argv = ["label", "-c", str(seeded_capture), "-o", str(drawn), "--sample", "500"]
+    assert main(argv) == 0
+    assert len(yaml.safe_load(drawn.read_text())) == matching
+    said = f"all {matching} matching turns (fewer than --sample 500)"
+    assert said in capsys.readouterr().err
+    assert said in drawn.read_text() and "a sample of 500" not in drawn.read_text()
+
+
 def test_grading_files_that_hold_no_cases_is_an_error_not_an_empty_run(
     seeded_capture, tmp_path, capsys
 ):

@@ -44,8 +44,11 @@ def _label(args: argparse.Namespace) -> int:
         return adjudicate_files(args.adjudicate, args.resolved, out)
     if args.resolved:
         raise UserError("--resolved goes with --adjudicate A B")
-    if args.sample is None and args.stratify:
-        raise UserError("--stratify goes with --sample N")
+    for option, given in (("--stratify", args.stratify), ("--seed", args.seed is not None)):
+        if given and args.sample is None:
+            raise UserError(f"{option} goes with --sample N")
+    if args.import_file is not None and args.sample is not None:
+        raise UserError("--sample draws from the capture; --import writes every case it holds")
     if args.import_file is not None:
         by = reviewer(args.by)
         cases = stamped_all(load_cases([args.import_file]), by, "label --import")
@@ -59,15 +62,19 @@ def _label(args: argparse.Namespace) -> int:
                 no_calls=args.no_calls,
                 sample=args.sample,
                 stratify=args.stratify,
-                seed=args.seed,
+                seed=args.seed or 0,
             )
         except ValueError as exc:
             raise UserError(f"--label needs --label-run ({exc})") from None
         cases = cases_from_capture(args.capture, filters, reviewer(args.by))
         source = f"labeled from capture {args.capture}"
-        if args.sample is not None:
+        if args.sample is not None and 0 < len(cases) < args.sample:  # sampled after filtering
+            short = f"all {len(cases)} matching turns (fewer than --sample {args.sample})"
+            print(f"toolproxy label: {short}", file=sys.stderr)
+            source += f"; {short}"
+        elif args.sample is not None:
             by = f", stratified by {args.stratify}" if args.stratify else ""
-            source += f"; a sample of {args.sample} turns{by}, seed {args.seed}"
+            source += f"; a sample of {args.sample} turns{by}, seed {args.seed or 0}"
         nothing = "no recorded model turn matched the filters"
     if not cases:
         print(f"toolproxy label: {nothing}: nothing written", file=sys.stderr)
@@ -283,7 +290,7 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         "at least once while N allows)",
     )
     p.add_argument(
-        "--seed", type=int, default=0, help="with --sample: the same seed, the same draw (0)"
+        "--seed", type=int, help="with --sample: the same seed, the same draw (default 0)"
     )
     p.add_argument(
         "--import",
