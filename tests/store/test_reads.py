@@ -71,6 +71,42 @@ def test_query_errors_are_user_errors(cap: Path) -> None:
         store.query(cap, "DELETE FROM exchanges_compacted")  # readers are read-only
 
 
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "COPY (SELECT 1 AS x) TO '{out}'",  # wrote any file, the capture's own Parquet too
+        "SELECT 1; COPY exchanges TO '{out}'",
+        "EXPORT DATABASE '{out}'",
+        "ATTACH '{out}' AS other",
+        "SET enable_external_access = true",
+        "INSTALL httpfs",  # and went to the network for it
+        "PRAGMA profiling_output = '{out}'",
+    ],
+)
+def test_the_users_sql_only_reads(cap: Path, sql: str) -> None:
+    for out in (cap.parent / "leak.csv", cap / "parquet" / "exchanges" / "over.parquet"):
+        with pytest.raises(store.QueryError, match="toolproxy sql only reads"):
+            store.query(cap, sql.format(out=out))
+        assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "WITH t AS (SELECT 1 AS x) SELECT x FROM t",
+        "FROM exchanges SELECT count(*)",
+        "EXPLAIN SELECT * FROM exchanges",
+        "DESCRIBE exchanges",
+        "SHOW TABLES",
+        "SELECT * FROM pragma_table_info('exchanges')",
+        "SELECT 1; SELECT 2 AS last",
+    ],
+)
+def test_every_kind_of_read_still_runs(cap: Path, sql: str) -> None:
+    names, _ = store.query(cap, sql)
+    assert names
+
+
 def test_summary(cap: Path) -> None:
     writer = SegmentWriter(cap, "p1")
     writer.write(exchange_rows(2) | {"proxy_runs": [run_row("p1", "start", T0)]})

@@ -6,7 +6,7 @@ import json
 from collections.abc import Iterator
 from contextlib import closing, contextmanager
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, Final, TextIO
 
 import duckdb
 
@@ -38,11 +38,29 @@ def query(
     """
     with closing(open_capture(path)) as con:
         try:
+            _reads_only(con, sql)
             cur = con.execute(sql, params)
             names = [d[0] for d in cur.description or []]
             return names, cur.fetchall()
         except duckdb.Error as e:
             raise QueryError(str(e)) from e
+
+
+# What a read is: a query, or EXPLAIN of one. A read-only connection refuses to change the
+# catalog, but COPY, EXPORT, PRAGMA profiling_output write files (the capture's own Parquet
+# among them), ATTACH opens others, INSTALL fetches from the network, SET lifts limits.
+READS: Final = frozenset((duckdb.StatementType.SELECT, duckdb.StatementType.EXPLAIN))
+
+
+def _reads_only(con: duckdb.DuckDBPyConnection, sql: str) -> None:
+    """Raise QueryError unless every statement in `sql` only reads."""
+    for statement in con.extract_statements(sql):
+        if statement.type not in READS:
+            kind = statement.type.name.lower()
+            raise QueryError(
+                f"toolproxy sql only reads: a {kind} statement is refused (queries, and "
+                f"EXPLAIN of them; `toolproxy export` writes files): {statement.query.strip()}"
+            )
 
 
 def _dicts(cur: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
