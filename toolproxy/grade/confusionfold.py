@@ -11,6 +11,7 @@ and column; `(none)` is always its own. Every count stays in some cell.
 
 from __future__ import annotations
 
+import heapq
 from collections import Counter
 
 from toolproxy.grade.metrics import NONE
@@ -44,7 +45,8 @@ def fold_confusion(
             if expected != called:
                 confused[expected] += n
                 confused[called] += n
-    kept = set(sorted(tools, key=lambda t: (-confused[t], -calls[t], t))[:keep]) | {NONE}
+    ranked = heapq.nsmallest(keep, tools, key=lambda t: (-confused[t], -calls[t], t))
+    kept = set(ranked) | {NONE}
     other = others_label(len(tools) - keep)
     folded: dict[str, dict[str, int]] = {}
     for expected, row in confusion.items():
