@@ -74,3 +74,20 @@ def test_a_table_without_exchanges_refuses_the_filter(seeded_capture, tmp_path, 
     assert "mcp_tools has no exchange_id" in err and "exchanges, " in err
     capsys.readouterr()
     assert main(["export", "mcp_tools", "-c", str(seeded_capture)]) == 0  # unfiltered: fine
+
+
+@pytest.mark.parametrize("form", ["jsonl", "csv", "parquet", "otlp"])
+def test_an_out_file_that_cannot_be_written_is_one_line(seeded_capture, tmp_path, capsys, form):
+    # --out into a missing folder: CSV and Parquet were DuckDB's IOException, a traceback
+    blocked = tmp_path / "file"
+    blocked.write_text("")
+    for out in (tmp_path / "missing" / f"x.{form}", blocked / f"x.{form}", tmp_path):
+        if form == "otlp":
+            argv = ["export", "-c", str(seeded_capture), "--otlp-file", str(out)]
+        else:
+            argv = ["export", "exchanges", "-c", str(seeded_capture), "--out", str(out)]
+            argv += ["--format", form]
+        assert main(argv) == 2, out
+        err = capsys.readouterr().err
+        assert err.startswith("toolproxy: ") and err.count("\n") == 1, err
+        assert str(out) in err or str(out.parent) in err  # the file, or the missing folder

@@ -170,7 +170,10 @@ def export_file(
         picked = _picked(con, table, types, where)
         target = str(out).replace("'", "''")
         rows = f"SELECT * FROM {catalog.quote(table)}{picked}"
-        con.execute(f"COPY ({rows}{by}) TO '{target}' ({options})")
+        try:
+            con.execute(f"COPY ({rows}{by}) TO '{target}' ({options})")
+        except duckdb.IOException as e:  # 'IO Error: Cannot open file "…": the reason'
+            raise UserError(f"cannot write {out}: {str(e).rsplit(': ', 1)[-1]}") from None
         return int(_scalar(con, f"SELECT count(*) FROM {catalog.quote(table)}{picked}"))
 
 
