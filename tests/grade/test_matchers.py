@@ -330,4 +330,19 @@ def test_a_literal_mapping_of_a_tool_s_own_fields_gets_no_hint(literal):
 
 @pytest.mark.parametrize("key", ["optinal", "Optional", "optoinal", "opitonal", "optionall"])
 def test_a_misspelt_optional_is_named(key):
-    assert f"{key!r} is not `optional`" in (literal_hint({key: True}) or "")
+    hint = literal_hint({key: True}) or ""
+    assert f"{key!r} is not `optional`" in hint and hint.endswith("write {optional: true}")
+
+
+@pytest.mark.parametrize(
+    ("literal", "write"),
+    [
+        ({"enum": ["a", "b"]}, "{match: enum, ...}"),
+        ({"mtach": "any_of", "values": [1]}, "{match: any_of, ...}"),
+        ({"mtach": "nonsense"}, "{match: KIND, ...}"),
+        ({"min": 0}, "{match: range, ...}"),
+        ({"pattern": "^a"}, "{match: regex, ...}"),
+    ],
+)
+def test_the_hint_writes_the_matcher_it_takes_the_mapping_for(literal, write):
+    assert (literal_hint(literal) or "").endswith(f"write {write}")

@@ -34,10 +34,10 @@ import unicodedata
 from collections.abc import Callable, Sequence
 from datetime import date, datetime
 from functools import lru_cache
-from typing import Any, Final
+from typing import Any, Final, get_args
 
 from toolproxy.grade.equality import deep_equal, is_number
-from toolproxy.grade.model import Matcher
+from toolproxy.grade.model import Matcher, MatcherKind
 from toolproxy.grade.showing import show
 
 Judge = Callable[[str, Any], tuple[float, str]]  # (score 1 / 0.5 / 0, reason)
@@ -108,6 +108,20 @@ _MATCHER_FIELDS: Final = frozenset(
 _KIND_NAMES: Final = frozenset(
     ("regex", "any_of", "enum", "tolerance", "datetime", "unordered", "judge")
 )
+_KIND_OF_FIELD: Final = {  # a field -> the kind it most likely belongs to
+    "pattern": "regex",
+    "min": "range",
+    "max": "range",
+    "tolerance": "tolerance",
+    "values": "any_of",
+    "ignore": "text",
+    "criterion": "judge",
+    "pass_at": "judge",
+    "fields": "object",
+    "items": "list",
+    "order": "list",
+}
+_KINDS: Final = frozenset(get_args(MatcherKind))
 
 
 def literal_hint(literal: Any) -> str | None:
@@ -120,17 +134,25 @@ def literal_hint(literal: Any) -> str | None:
     if len(keys) < len(literal):
         return None
     near = [(k, w) for k in keys for w in ("match", "optional") if _misspells(k, w)]
-    if near:
-        why = f"{show(near[0][0])} is not `{near[0][1]}`"
-    elif kinds := [k for k in keys if k in _KIND_NAMES]:
-        why = f"{show(kinds[0])} is a matcher kind, not a key"
-    elif all(k in _MATCHER_FIELDS for k in keys):
-        why = "its keys are a matcher's fields"
+    kinds = [k for k in keys if k in _KIND_NAMES]
+    if near and near[0][1] == "optional":
+        why, write = f"{show(near[0][0])} is not `optional`", "{optional: true}"
+    elif near or kinds or all(k in _MATCHER_FIELDS for k in keys):
+        if near:
+            why = f"{show(near[0][0])} is not `match`"
+        elif kinds:
+            why = f"{show(kinds[0])} is a matcher kind, not a key"
+        else:
+            why = "its keys are a matcher's fields"
+        named = [v for v in literal.values() if isinstance(v, str) and v in _KINDS]
+        guessed = [_KIND_OF_FIELD[k] for k in keys if k in _KIND_OF_FIELD]
+        kind = next(iter(kinds + named + guessed), "KIND")
+        write = f"{{match: {kind}, ...}}"
     else:
         return None
     return (
         f"if a matcher was meant: without a `match` key a mapping is a literal value, "
-        f"and {why}; e.g. {{match: regex, pattern: ...}}"
+        f"and {why}; write {write}"
     )
 
 
