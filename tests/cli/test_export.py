@@ -65,6 +65,36 @@ def test_a_table_export_keeps_to_the_exchange_filter(seeded_capture, tmp_path, c
     assert rows == [("b-0", "search")] and "exported 1 row of tool_calls" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("suffix", [".jsonl", ".csv"])
+def test_sessions_export_as_the_sessions_command_counts_them(
+    seeded_capture, tmp_path, capsys, suffix
+):
+    # `export sessions --model M` was refused (the view has no exchange_id); it now writes
+    # what `toolproxy sessions --model M --json` lists: the sessions with a selected
+    # exchange, each counted over the selected exchanges only
+    import duckdb
+
+    for filters in (["--session", "s-b"], ["--model", "claude-x"], ["--status", "failed"]):
+        assert main(["sessions", "-c", str(seeded_capture), "--json", *filters]) == 0
+        lines = capsys.readouterr().out.splitlines()
+        listed = {s["session_id"]: s for s in map(json.loads, lines)}
+        out = tmp_path / f"s{suffix}"
+        argv = ["export", "sessions", "-c", str(seeded_capture), "-o", str(out), *filters]
+        assert main(argv) == 0, filters
+        reader = "read_json_auto" if suffix == ".jsonl" else "read_csv"
+        sql = f"SELECT session_id, exchanges, tool_calls, errors FROM {reader}('{out}')"
+        rows = duckdb.sql(sql).fetchall()
+        assert listed and {r[0] for r in rows} == set(listed), filters
+        for session_id, exchanges, tool_calls, errors in rows:
+            s = listed[session_id]
+            assert (exchanges, tool_calls, errors) == (
+                s["exchanges"],
+                s["tool_calls"],
+                s["errors"],
+            ), filters
+        assert f"exported {len(rows)} row" in capsys.readouterr().err
+
+
 def test_a_table_without_exchanges_refuses_the_filter(seeded_capture, tmp_path, capsys):
     argv = ["export", "mcp_tools", "-c", str(seeded_capture), "--session", "s-b"]
     assert main([*argv, "-o", str(tmp_path / "t.jsonl")]) == 2

@@ -167,14 +167,14 @@ def export_file(
     options = "FORMAT PARQUET" if fmt == "parquet" else "FORMAT CSV, HEADER"
     with closing(open_capture(path)) as con:
         types, by = _types_and_order(con, table)
-        picked = _picked(con, table, types, where)
+        source = _picked(con, table, types, where)
         target = str(out).replace("'", "''")
-        rows = f"SELECT * FROM {catalog.quote(table)}{picked}"
+        rows = f"SELECT * FROM {source}"
         try:
             con.execute(f"COPY ({rows}{by}) TO '{target}' ({options})")
         except duckdb.IOException as e:  # 'IO Error: Cannot open file "…": the reason'
             raise UserError(f"cannot write {out}: {str(e).rsplit(': ', 1)[-1]}") from None
-        return int(_scalar(con, f"SELECT count(*) FROM {catalog.quote(table)}{picked}"))
+        return int(_scalar(con, f"SELECT count(*) FROM {source}"))
 
 
 def export_jsonl(
@@ -186,9 +186,9 @@ def export_jsonl(
     _exportable(table)
     with closing(open_capture(path)) as con:
         types, by = _types_and_order(con, table)
-        picked = _picked(con, table, types, where)  # a bad filter is refused before writing
+        source = _picked(con, table, types, where)  # a bad filter is refused before writing
         json_cols = [c for c, t in types.items() if t == "JSON"]
-        cur = con.execute(f"SELECT * FROM {catalog.quote(table)}{picked}{by}")
+        cur = con.execute(f"SELECT * FROM {source}{by}")
         names = [d[0] for d in cur.description or []]
         count = 0
         with _text_out(out) as f:
@@ -203,25 +203,33 @@ def export_jsonl(
 
 
 def _picked(con: Any, table: str, types: dict[str, str], where: ExchangeFilter | None) -> str:
-    """The WHERE clause keeping `table`'s rows of the exchanges `where` selects ("" when it
-    selects every one); the exchanges' ids go into a temporary table first (DuckDB's COPY
-    takes no parameters). A table without exchange_id cannot be filtered: `UserError`."""
+    """What to select `table`'s rows from: the table itself, or its rows of the exchanges
+    `where` selects (the exchanges' ids go into a temporary table first: DuckDB's COPY
+    takes no parameters). The `sessions` view becomes the sessions with a selected exchange,
+    each aggregated over those (as `toolproxy sessions` counts them). Another table without
+    exchange_id cannot be filtered: `UserError`."""
     params: dict[str, Any] = {}
     condition = "TRUE" if where is None else where_sql(where, params)
     if condition == "TRUE":
-        return ""
-    if "exchange_id" not in types:
+        return catalog.quote(table)
+    if "exchange_id" not in types and table != "sessions":
         with_ids = [t for t in _exportables() if "exchange_id" in _types_and_order(con, t)[0]]
         raise UserError(
             f"{table} has no exchange_id: the filter options select exchanges, so they apply "
-            f"to {', '.join(with_ids)}; leave them out to export all of {table}"
+            f"to {', '.join(with_ids)} and sessions; leave them out to export all of {table}"
         )
     con.execute(
         "CREATE OR REPLACE TEMP TABLE export_picked AS "
         f"SELECT e.exchange_id FROM exchanges e WHERE {condition}",
         params,
     )
-    return " WHERE exchange_id IN (SELECT exchange_id FROM export_picked)"
+    picked = "exchange_id IN (SELECT exchange_id FROM export_picked)"
+    if table == "sessions":
+        return (
+            f"(SELECT {catalog.SESSION_COLUMNS} FROM exchanges e {catalog.SESSION_CALLS} "
+            f"WHERE e.{picked} GROUP BY e.session_id)"
+        )
+    return f"(SELECT * FROM {catalog.quote(table)} WHERE {picked})"
 
 
 def _iso(value: Any) -> str:
