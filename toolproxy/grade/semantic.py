@@ -10,7 +10,8 @@ from typing import Any
 
 from toolproxy.grade.grades import ArgGrade
 from toolproxy.grade.labels import Label
-from toolproxy.grade.matchers import Judge, coercions, judge_match, literal_hint, match, matches
+from toolproxy.grade.literalhint import literal_hint
+from toolproxy.grade.matchers import Judge, coercions, judge_match, match, matches
 from toolproxy.grade.model import ExpectedCall, Matcher
 from toolproxy.grade.parsestage import json_type
 from toolproxy.grade.showing import show
