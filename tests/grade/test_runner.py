@@ -195,6 +195,7 @@ def test_json_output(capture, tmp_path, capsys):
         "failed": 2,
         "not_graded": 0,
         "by_label": {"no_call": 1, "wrong_tool": 1},
+        "matcher_hints": 0,
     }
     assert [GradeRow.model_validate(g).case_id for g in out["grades"]] == ["good", "wrong", "text"]
 
@@ -331,6 +332,7 @@ def test_summary_counts_each_case_once():
         "failed": 2,
         "not_graded": 1,
         "by_label": {"no_call": 1, "wrong_tool": 1},
+        "matcher_hints": 0,
     }
 
 
@@ -451,3 +453,23 @@ def test_a_regrade_takes_the_next_free_name():
     assert next_run_name("nightly-2", ["nightly-2"]) == "nightly-3"
     assert next_run_name("gpt-4o", []) == "gpt-4o-2"
     assert next_run_name("-7", []) == "-7-2"
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_failures_against_a_matcher_written_wrong_are_counted_and_warned(
+    capture, tmp_path, capsys, jobs
+):
+    # {regex: ...} without `match` is a literal: the case failed as a hallucinated value,
+    # and only its detail (in the report or the TUI) said why
+    typo = [{"tool": "get_weather", "args": {"city": {"regex": "^Par"}}}]
+    cases = [
+        {"id": "typo", "exchange_id": "ex-good", "calls": typo},
+        {"id": "good", "exchange_id": "ex-good", "calls": WEATHER_PARIS},
+        {"id": "wrong", "exchange_id": "ex-wrong", "calls": WEATHER_PARIS},
+    ]
+    path = cases_file(tmp_path, cases)
+    assert grade(capture, path, f"h{jobs}", "-j", jobs) == 0
+    err = capsys.readouterr().err
+    assert "warning: 1 failed case expects a mapping that looks like a matcher" in err
+    assert grade(capture, path, f"hj{jobs}", "-j", jobs, "--json") == 0
+    assert json.loads(capsys.readouterr().out)["summary"]["matcher_hints"] == 1

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -190,6 +191,15 @@ def cmd_grade(args: argparse.Namespace) -> int:
     if ungraded:
         print("\nnot graded:")
         print(format_table(["case", "reason"], ungraded, width=100))
+    if hints := summary["matcher_hints"]:
+        print(
+            f"toolproxy grade: warning: {counted(hints, 'failed case')} "
+            f"{'expects' if hints == 1 else 'expect'} a mapping that looks like a matcher "
+            "written wrong (without a `match` key a mapping is a literal value); each "
+            "argument's detail says what to write: toolproxy tui "
+            f"{shlex.quote(str(args.capture))} --run {shlex.quote(args.run)}",
+            file=sys.stderr,
+        )
     return 0
 
 

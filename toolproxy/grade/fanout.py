@@ -326,5 +326,6 @@ def _merged(tallies: Sequence[_Tally], rows: Sequence[GradeRow] | None) -> Outco
         for key in ("cases", "passed", "failed", "not_graded")
     }
     summary["by_label"] = {label: labels[label] for label in PRECEDENCE if labels[label]}
+    summary["matcher_hints"] = sum(t.summary["matcher_hints"] for t in tallies)
     ungraded = [u for t in tallies for u in t.ungraded]
     return Outcome(summary, ungraded, list(rows) if rows is not None else None)

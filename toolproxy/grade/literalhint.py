@@ -13,6 +13,20 @@ from typing import Any, Final, get_args
 from toolproxy.grade.model import MatcherKind
 from toolproxy.grade.showing import show
 
+MARK: Final = "if a matcher was meant:"  # how a hint starts, in a failure's detail
+
+
+def hinted(calls: Any) -> bool:
+    """Does a graded case's `calls` (its CallGrades as stored, JSON) hold an argument whose
+    detail carries a hint? (`grade` counts such failures and warns.)"""
+    for call in calls if isinstance(calls, list) else ():
+        for arg in call.get("args") or () if isinstance(call, dict) else ():
+            detail = arg.get("detail") if isinstance(arg, dict) else None
+            if isinstance(detail, str) and MARK in detail:
+                return True
+    return False
+
+
 # What a matcher object holds but a tool's own arguments rarely do: its fields, and the
 # names of the kinds that are not also everyday words (text, any, range, exact are).
 _MATCHER_FIELDS: Final = frozenset(
@@ -64,10 +78,7 @@ def literal_hint(literal: Any) -> str | None:
         write = f"{{match: {kind}, ...}}"
     else:
         return None
-    return (
-        f"if a matcher was meant: without a `match` key a mapping is a literal value, "
-        f"and {why}; write {write}"
-    )
+    return f"{MARK} without a `match` key a mapping is a literal value, and {why}; write {write}"
 
 
 def _misspells(key: str, word: str) -> bool:
