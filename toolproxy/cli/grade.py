@@ -50,6 +50,7 @@ def _label(args: argparse.Namespace) -> int:
             raise UserError(f"{option} goes with --sample N")
     if args.import_file is not None and args.sample is not None:
         raise UserError("--sample draws from the capture; --import writes every case it holds")
+    seed = 0 if args.seed is None else args.seed
     if args.import_file is not None:
         by = reviewer(args.by)
         cases = stamped_all(load_cases([args.import_file]), by, "label --import")
@@ -63,7 +64,7 @@ def _label(args: argparse.Namespace) -> int:
                 no_calls=args.no_calls,
                 sample=args.sample,
                 stratify=args.stratify,
-                seed=args.seed or 0,
+                seed=seed,
             )
         except ValueError as exc:
             raise UserError(f"--label needs --label-run ({exc})") from None
@@ -75,7 +76,7 @@ def _label(args: argparse.Namespace) -> int:
             source += f"; {short}"
         elif args.sample is not None:
             by = f", stratified by {args.stratify}" if args.stratify else ""
-            source += f"; a sample of {args.sample} turns{by}, seed {args.seed or 0}"
+            source += f"; a sample of {args.sample} turns{by}, seed {seed}"
         nothing = "no recorded model turn matched the filters"
     if not cases:
         print(f"toolproxy label: {nothing}: nothing written", file=sys.stderr)

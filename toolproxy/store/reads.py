@@ -160,14 +160,14 @@ def export_file(
 ) -> int:
     """Write a table's or a view's rows to `out` as Parquet or CSV (with a header), by
     DuckDB's COPY, in the order `export_jsonl` uses; returns the count. `where`: only the
-    rows of the exchanges it selects (`_picked`)."""
+    rows of the exchanges it selects (`_source`)."""
     _exportable(table)
     if fmt not in ("parquet", "csv"):
         raise UserError(f"cannot export as {fmt!r}: jsonl, csv or parquet")
     options = "FORMAT PARQUET" if fmt == "parquet" else "FORMAT CSV, HEADER"
     with closing(open_capture(path)) as con:
         types, by = _types_and_order(con, table)
-        source = _picked(con, table, types, where)
+        source = _source(con, table, types, where)
         target = str(out).replace("'", "''")
         rows = f"SELECT * FROM {source}"
         try:
@@ -186,7 +186,7 @@ def export_jsonl(
     _exportable(table)
     with closing(open_capture(path)) as con:
         types, by = _types_and_order(con, table)
-        source = _picked(con, table, types, where)  # a bad filter is refused before writing
+        source = _source(con, table, types, where)  # a bad filter is refused before writing
         json_cols = [c for c, t in types.items() if t == "JSON"]
         cur = con.execute(f"SELECT * FROM {source}{by}")
         names = [d[0] for d in cur.description or []]
@@ -202,7 +202,7 @@ def export_jsonl(
         return count
 
 
-def _picked(con: Any, table: str, types: dict[str, str], where: ExchangeFilter | None) -> str:
+def _source(con: Any, table: str, types: dict[str, str], where: ExchangeFilter | None) -> str:
     """What to select `table`'s rows from: the table itself, or its rows of the exchanges
     `where` selects (the exchanges' ids go into a temporary table first: DuckDB's COPY
     takes no parameters). The `sessions` view becomes the sessions with a selected exchange,
