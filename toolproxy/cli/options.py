@@ -51,8 +51,22 @@ JUDGE_KEY_ENV = "TOOLPROXY_JUDGE_API_KEY"  # read for the judge's key when set
 
 
 def judge_key_env(text: str) -> str:
-    """--judge-key-env: `set_env`, the problem worded for that option."""
-    return set_env(text, "--judge-key-env")
+    """--judge-key-env: the name of an environment variable holding a key, which must then
+    hold one: a variable named and left unset would send every request without it (leave
+    the option out for an endpoint that takes no key). Never quotes `text`: it may be the
+    key itself."""
+    from toolproxy.replay.config import key_env_problem  # pydantic: only when given
+
+    if problem := key_env_problem(text, "--judge-key-env"):
+        raise argparse.ArgumentTypeError(problem)
+    value = os.environ.get(text)
+    if not value:
+        state = "empty" if value == "" else "not set"
+        raise argparse.ArgumentTypeError(
+            f"environment variable {text} is {state}; export it, or leave the option out "
+            "for an endpoint that takes no key"
+        )
+    return text
 
 
 def add_judge_key_env_arg(p: argparse.ArgumentParser) -> None:
@@ -70,24 +84,6 @@ def add_judge_key_env_arg(p: argparse.ArgumentParser) -> None:
 def judge_key_variable(args: argparse.Namespace) -> str:
     """The variable the judge's key is read from: the one named, else JUDGE_KEY_ENV."""
     return args.judge_key_env or JUDGE_KEY_ENV
-
-
-def set_env(text: str, option: str) -> str:
-    """The name of an environment variable holding a key, which must then hold one: a
-    variable named and left unset would send every request without it (leave the option
-    out for an endpoint that takes no key). Never quotes `text`: it may be the key itself."""
-    from toolproxy.replay.config import key_env_problem  # pydantic: only when given
-
-    if problem := key_env_problem(text, option):
-        raise argparse.ArgumentTypeError(problem)
-    value = os.environ.get(text)
-    if not value:
-        state = "empty" if value == "" else "not set"
-        raise argparse.ArgumentTypeError(
-            f"environment variable {text} is {state}; export it, or leave the option out "
-            "for an endpoint that takes no key"
-        )
-    return text
 
 
 def _whole(text: str, low: int, high: int | None, says: str) -> int:
