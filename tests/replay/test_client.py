@@ -57,10 +57,27 @@ async def test_acall_streamed_text_and_non_streamed_calls(scripted_upstream):
     streamed = await client.acall(cand(scripted_upstream), HELLO, [], {}, True, None)
     assert streamed.text == "hello there, a longer text" and streamed.finish_reason == "stop"
     whole = await client.acall(cand(scripted_upstream), HELLO, TOOLS, {}, False, None)
-    assert whole.calls[0].arguments == {"a": 1} and whole.ttft_ms is None and not whole.stream
+    assert whole.calls[0].arguments == {"a": 1} and not whole.stream
     assert whole.latency_ms > 0 and whole.model == "cand-1"
     assert scripted_upstream.requests[0].headers["authorization"] == "Bearer not-needed"
     assert "stream" not in scripted_upstream.requests[1].body
+
+
+async def test_acall_non_streamed_times_the_first_body_byte_as_the_capture_does(
+    scripted_upstream,
+):
+    """A whole reply's `ttft_ms` is the time to its first body byte, what the capture
+    records as `ttfb_ms` for a non-streamed exchange, so `avg_ttft_ms` is known for
+    `stream: never` candidates too; the body is still read whole."""
+    text = "a reply long enough to arrive in more than one read " * 200
+    scripted_upstream.set_script(
+        Script.of(Reply(text=text, delay_s=0.15, first_byte_delay_s=0.1), Reply(status=503))
+    )
+    whole = await client.acall(cand(scripted_upstream), HELLO, [], {}, False, None)
+    assert whole.ok and whole.text == text
+    assert whole.ttft_ms is not None and 250 <= whole.ttft_ms <= whole.latency_ms
+    failed = await client.acall(cand(scripted_upstream), HELLO, [], {}, False, None)
+    assert failed.error_kind == "server_error" and failed.ttft_ms is None
 
 
 @pytest.mark.parametrize(

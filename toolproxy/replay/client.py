@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from functools import cache
-from typing import Any
+from typing import Any, Final
 
 import httpx2
 import openai
@@ -45,6 +45,8 @@ from toolproxy.wire.common import (
 )
 
 _BODY_CHARS = 2000
+# the SDK's header for a response whose body the caller reads (`with_streaming_response`)
+_BODY_AS_IT_COMES: Final = {"X-Stainless-Raw-Response": "stream"}
 
 
 @cache
@@ -105,14 +107,31 @@ async def acall(
 
 async def _whole(sdk: openai.AsyncOpenAI, body: dict[str, Any]) -> CandidateReply:
     started = time.perf_counter()
+    first: float | None = None
     try:
         # The raw response, read as JSON here: building the SDK's models costs more per
-        # call than everything else replay does with a reply.
-        response = await sdk.post("/chat/completions", body=body, cast_to=httpx2.Response)
-        raw = await response.aread()
+        # call than everything else replay does with a reply. Its body is read as it
+        # arrives (the SDK's own `with_streaming_response` header), so the time to its
+        # first byte is known: what the capture records as a whole reply's `ttfb_ms`.
+        response = await sdk.post(
+            "/chat/completions",
+            body=body,
+            cast_to=httpx2.Response,
+            options={"headers": _BODY_AS_IT_COMES},
+        )
+        parts = []
+        try:
+            async for part in response.aiter_bytes():
+                if first is None:
+                    first = time.perf_counter()
+                parts.append(part)
+        finally:
+            await response.aclose()
+        raw = b"".join(parts)
     except Exception as exc:  # noqa: BLE001 - every failure is a value for the replay
         return _error_reply(exc, streaming=False, stream=False)
-    latency = (time.perf_counter() - started) * 1000
+    ended = time.perf_counter()
+    latency = (ended - started) * 1000
     data, error = load_json(raw)
     choices = data.get("choices") if isinstance(data, dict) else None
     if error is not None or not isinstance(choices, list) or not choices:
@@ -137,6 +156,7 @@ async def _whole(sdk: openai.AsyncOpenAI, body: dict[str, Any]) -> CandidateRepl
         input_tokens=as_int(usage.get("prompt_tokens")),
         output_tokens=as_int(usage.get("completion_tokens")),
         latency_ms=latency,
+        ttft_ms=((first or ended) - started) * 1000,
         status=200,
         body=raw,
     )

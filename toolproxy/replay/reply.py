@@ -75,7 +75,9 @@ class CandidateReply(BaseModel):
     input_tokens: int | None = None
     output_tokens: int | None = None
     stream: bool = Field(default=False, description="whether the request asked for a stream")
-    ttft_ms: float | None = Field(default=None, description="stream: to first content delta")
+    ttft_ms: float | None = Field(
+        default=None, description="stream: to first content delta; whole: to first body byte"
+    )
     tps: float | None = Field(default=None, description="stream: output tokens per second")
     latency_ms: float | None = Field(default=None, description="request to complete reply")
     status: int | None = Field(default=None, description="HTTP status, when one came")

@@ -12,9 +12,10 @@ commit): a write per cell would cost ~2 ms of fsync each on the event loop.
 Rows: `proxy_id = "replay:<run>"`, `session_id = "replay:<run>:<candidate>:<item>:<repeat>"`,
 `session_source = "new"`, `wire_format = "openai_chat"`, the request as sent (parsed by the
 same Chat parser the proxy uses), the reply's text, finish reason, usage, `ttfb_ms` (time
-to first token when streamed) and `decode_tps`. Failures carry `status_code`,
-`error_kind` and `error_message`; `parse_status` is `ok`, `partial` (cut after output
-started) or `error` (nothing usable). Every row is scrubbed of the candidates' keys.
+to the first content delta, or to a whole reply's first body byte) and `decode_tps`.
+Failures carry `status_code`, `error_kind` and `error_message`; `parse_status` is `ok`,
+`partial` (cut after output started) or `error` (nothing usable). Every row is scrubbed
+of the candidates' keys.
 """
 
 from __future__ import annotations
