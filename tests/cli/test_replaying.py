@@ -281,3 +281,34 @@ def test_a_candidate_that_is_not_there_is_named_and_the_replay_exits_1(
     err = capsys.readouterr().err
     assert "toolproxy replay: down: 2 of 2 cells failed, mostly connection: " in err
     assert f"is {url}/v1 up?" in err
+
+
+def test_cases_with_a_matcher_written_wrong_are_named_as_grade_names_them(
+    tmp_path, capture, capsys, monkeypatch
+):
+    # `city: {regex: ...}` has no `match` key: a literal, so no candidate can pass the case
+    cases = tmp_path / "cases.jsonl"
+    case = {"messages": [{"role": "user", "content": "weather in Paris?"}], "tools": TOOLS}
+    right = {"id": "right", **case, "calls": [{"tool": "get_weather", "args": {"city": "Paris"}}]}
+    typo = {"id": "typo", **case}
+    typo["calls"] = [{"tool": "get_weather", "args": {"city": {"regex": "^Par"}}}]
+    cases.write_text("".join(json.dumps(c) + "\n" for c in (right, typo)))
+    monkeypatch.setenv("REPLAY_TEST_KEY", KEY)
+    with ScriptedUpstream(Script(cycle=True, replies={"a": [weather()], "b": [weather()]})) as up:
+        cfg = config(tmp_path, up.url, "a", "b")
+        argv = ["replay", str(cfg), "-c", str(capture), "--run", "h", "--no-progress"]
+        assert main([*argv, "--cases", str(cases), "-k", "1"]) == 0
+        err = capsys.readouterr().err
+        assert (
+            "toolproxy replay: warning: 2 failed cases expect a mapping that looks like a "
+            "matcher written wrong"
+        ) in err
+        assert f"toolproxy tui {capture} --run h:a" in err
+        argv = ["replay", str(cfg), "-c", str(capture), "--run", "h2", "--no-progress", "--json"]
+        assert main([*argv, "--cases", str(cases), "-k", "1"]) == 0
+        notes = json.loads(capsys.readouterr().out)["failures"]
+        assert [n for n in notes if "looks like a matcher" in n] == [
+            "warning: 2 failed cases expect a mapping that looks like a matcher written wrong "
+            "(without a `match` key a mapping is a literal value); each argument's detail "
+            f"says what to write: toolproxy tui {capture} --run h2:a"
+        ]

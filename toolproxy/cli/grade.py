@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import shlex
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from toolproxy.cli import options
+from toolproxy.cli.output import tui_command
 from toolproxy.errors import UserError
 from toolproxy.util.words import counted
 
@@ -145,6 +145,7 @@ def cmd_grade(args: argparse.Namespace) -> int:
     from toolproxy.grade.expectations import load_cases
     from toolproxy.grade.fanout import grade_in_parts, outcome_of, workers
     from toolproxy.grade.judge import alias_warning
+    from toolproxy.grade.literalhint import hint_warning
     from toolproxy.grade.runner import build_judge, grade_run
     from toolproxy.util.gctools import paused_gc
     from toolproxy.util.table import format_table
@@ -193,14 +194,8 @@ def cmd_grade(args: argparse.Namespace) -> int:
         print("\nnot graded:")
         print(format_table(["case", "reason"], ungraded, width=100))
     if hints := summary["matcher_hints"]:
-        print(
-            f"toolproxy grade: warning: {counted(hints, 'failed case')} "
-            f"{'expects' if hints == 1 else 'expect'} a mapping that looks like a matcher "
-            "written wrong (without a `match` key a mapping is a literal value); each "
-            "argument's detail says what to write: toolproxy tui "
-            f"{shlex.quote(str(args.capture))} --run {shlex.quote(args.run)}",
-            file=sys.stderr,
-        )
+        tui = tui_command(args.capture, args.run)
+        print(f"toolproxy grade: {hint_warning(hints, tui)}", file=sys.stderr)
     return 0
 
 

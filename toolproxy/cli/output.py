@@ -1,9 +1,12 @@
-"""What the read commands print: rows as a table or JSON lines, and `status` for a person."""
+"""What the read commands print: rows as a table or JSON lines, `status` for a person, and
+the command that browses a graded run."""
 
 from __future__ import annotations
 
 import json
+import shlex
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from toolproxy.util.table import format_table
@@ -16,6 +19,11 @@ def print_rows(columns: Sequence[str], rows: Sequence[Sequence[object]], as_json
             print(json.dumps(dict(zip(columns, row, strict=True)), default=str, ensure_ascii=False))
     else:
         print(format_table(columns, rows))
+
+
+def tui_command(capture: Path | str, run: str) -> str:
+    """The `toolproxy tui` line that opens a graded run (each case's details), quoted."""
+    return f"toolproxy tui {shlex.quote(str(capture))} --run {shlex.quote(run)}"
 
 
 def render_status(summary: dict[str, Any]) -> str:

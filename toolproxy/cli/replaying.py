@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from toolproxy import store
 from toolproxy.cli.filters import filter_fields, resolve_prefixes
+from toolproxy.cli.output import tui_command
 from toolproxy.errors import UserError
 from toolproxy.grade.expectations import load_cases
 from toolproxy.grade.model import Case
@@ -218,7 +219,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     summary = summarize(capture, run, config, items, grades, briefs)
     baseline = report_baseline(config, run, grades)
     command = report_command(capture, run, config, grades, baseline)
-    notes = failure_notes(config, briefs)
+    notes = failure_notes(config, briefs) + hint_notes(capture, grades)
     # nothing came back from any candidate (a dead endpoint, a wrong URL or key): a script
     # must not carry on as if there were results
     code = 1 if briefs and all(b.status == "failed" for b in briefs) else 0
@@ -238,6 +239,17 @@ def cmd_replay(args: argparse.Namespace) -> int:
         print(f"\nnext: {command}")
     print(f"diffs: toolproxy replay-diff {run} -c {capture} --changed")
     return code
+
+
+def hint_notes(capture: Path, grades: dict[str, list[GradeRow]]) -> list[str]:
+    """The warning `grade` gives for failed cases that expect a matcher written wrong
+    (`grade.literalhint`), over every graded run, naming the first such run to browse."""
+    from toolproxy.grade.literalhint import hint_warning, hinted_failures
+
+    counts = {run: n for run, rows in grades.items() if (n := hinted_failures(rows))}
+    if not counts:
+        return []
+    return [hint_warning(sum(counts.values()), tui_command(capture, next(iter(counts))))]
 
 
 def resume_hint(args: argparse.Namespace, run: str) -> str:

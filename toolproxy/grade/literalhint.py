@@ -8,10 +8,12 @@ detail says so and what to write instead. Pure, and only on the failure path.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any, Final, get_args
 
 from toolproxy.grade.model import MatcherKind
 from toolproxy.grade.showing import show
+from toolproxy.util.words import counted
 
 MARK: Final = "if a matcher was meant:"  # how a hint starts, in a failure's detail
 
@@ -50,6 +52,23 @@ _KIND_OF_FIELD: Final = {  # a field -> the kind it most likely belongs to
     "order": "list",
 }
 _KINDS: Final = frozenset(get_args(MatcherKind))
+
+
+def hinted_failures(rows: Iterable[Any]) -> int:
+    """How many of a run's graded rows (`GradeRow`s) failed with a hint in an argument's
+    detail: cases that may never pass as written."""
+    return sum(r.label is not None and hinted(r.calls) for r in rows)
+
+
+def hint_warning(failed: int, tui: str) -> str:
+    """The warning `grade` and `replay` print for `failed` such cases; `tui`: the command
+    that shows each argument's detail."""
+    expect = "expects" if failed == 1 else "expect"
+    return (
+        f"warning: {counted(failed, 'failed case')} {expect} a mapping that looks like a "
+        "matcher written wrong (without a `match` key a mapping is a literal value); each "
+        f"argument's detail says what to write: {tui}"
+    )
 
 
 def literal_hint(literal: Any) -> str | None:

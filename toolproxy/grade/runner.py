@@ -27,7 +27,7 @@ from toolproxy.grade.expectations import load_cases
 from toolproxy.grade.grades import CaseGrade
 from toolproxy.grade.judge import Judge, JudgeError, make_judge
 from toolproxy.grade.labels import PRECEDENCE
-from toolproxy.grade.literalhint import hinted
+from toolproxy.grade.literalhint import hinted_failures
 from toolproxy.grade.model import Case, Observation
 from toolproxy.grade.observe import Ungradable, observe_case, read_observations
 from toolproxy.grade.rows import GradeRow
@@ -134,7 +134,7 @@ def summarize(rows: Sequence[GradeRow]) -> dict[str, Any]:
         "by_label": {label: labels[label] for label in PRECEDENCE if labels[label]},
         # failed cases whose expectation holds a mapping that looks like a matcher written
         # wrong (`literalhint`): `grade` warns, as the case may never pass as written
-        "matcher_hints": sum(r.label is not None and hinted(r.calls) for r in rows),
+        "matcher_hints": hinted_failures(rows),
     }
 
 
