@@ -110,6 +110,25 @@ def test_missing_required_fields_and_empty_candidates(tmp_path):
     assert "expected a mapping" in issues[0]
 
 
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("name", "recorded", "'recorded' names the recorded model's grading run; pick another"),
+        ("name", "''", "must not be blank"),
+        ("name", "'  '", "must not be blank"),
+        ("model", "''", "must not be blank"),
+    ],
+)
+def test_a_reserved_or_blank_name_is_refused(tmp_path, field, value, message):
+    # a candidate named `recorded` was graded into `<run>:recorded`, then the recorded
+    # model's rows replaced its own: its grades were lost without a word
+    was = f"{field}: {'a' if field == 'name' else 'm1'}\n"
+    text = GOOD.replace(was, f"{field}: {value}\n", 1)
+    assert text != GOOD
+    issues, _ = problems(tmp_path, text)
+    assert [i.split(": ", 2)[1:] for i in issues] == [[f"candidates[0].{field}", message]]
+
+
 def test_duplicate_names_and_several_baselines(tmp_path):
     text = GOOD.replace("name: b", "name: a") + "\n".join(
         ["  - name: c", "    base_url: http://h/v1", "    model: m", "    baseline: true", ""]

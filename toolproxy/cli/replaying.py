@@ -36,8 +36,8 @@ from toolproxy.grade.expectations import load_cases
 from toolproxy.grade.model import Case
 from toolproxy.grade.rows import GradeRow
 from toolproxy.replay.config import baseline_of, load_config, resolve_key
-from toolproxy.replay.grading import RECORDED, grade_replay, grade_run_name, load_cells
-from toolproxy.replay.model import CellResult, ReplayConfig, ReplayItem
+from toolproxy.replay.grading import grade_replay, grade_run_name, load_cells
+from toolproxy.replay.model import RECORDED, CellResult, ReplayConfig, ReplayItem
 from toolproxy.replay.shares import count_workers
 from toolproxy.replay.sink import StoreSink, writer_id
 from toolproxy.replay.summary import (

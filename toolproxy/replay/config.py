@@ -10,7 +10,7 @@ A YAML file (conventionally under `replays/`), read with YAML 1.2 core scalars (
     feedback_retries: 2        # closed loop: corrections fed back per turn (0..10, default 2)
     stream: as_recorded        # as_recorded (default) | always | never
     candidates:                # required, at least one
-      - name: qwen-local       # required, unique; used in run names and reports
+      - name: qwen-local       # required, unique, not `recorded`; used in run names and reports
         base_url: http://127.0.0.1:8080/v1   # required: an http(s) URL of an OpenAI-compatible API
         model: qwen2.5-7b-instruct           # required: the model name sent in requests
         api_key_env: null      # the NAME of the environment variable holding the key
@@ -51,7 +51,7 @@ from pydantic import ValidationError
 
 from toolproxy.errors import UserError
 from toolproxy.grade.casefile import Issue, _duplicate_keys, _Loader, format_path, yaml_line
-from toolproxy.replay.model import Candidate, ReplayConfig
+from toolproxy.replay.model import RECORDED, Candidate, ReplayConfig
 from toolproxy.util.textfile import Unreadable, read_text
 from toolproxy.util.words import counted
 
@@ -157,6 +157,13 @@ def _raw_issues(file: str, node: yaml.Node, data: dict[str, Any]) -> list[Issue]
             continue
         name = raw.get("name")
         if isinstance(name, str):
+            if not name.strip():
+                add(("candidates", i, "name"), "must not be blank")
+            elif name == RECORDED:
+                add(
+                    ("candidates", i, "name"),
+                    f"{RECORDED!r} names the recorded model's grading run; pick another",
+                )
             if name in first_of:
                 add(
                     ("candidates", i, "name"),
@@ -168,6 +175,9 @@ def _raw_issues(file: str, node: yaml.Node, data: dict[str, Any]) -> list[Issue]
         key_env = raw.get("api_key_env")
         if isinstance(key_env, str) and (problem := key_env_problem(key_env)):
             add(("candidates", i, "api_key_env"), problem)
+        model = raw.get("model")
+        if isinstance(model, str) and not model.strip():
+            add(("candidates", i, "model"), "must not be blank")
         url = raw.get("base_url")
         if isinstance(url, str) and (problem := base_url_problem(url)):
             add(("candidates", i, "base_url"), problem)

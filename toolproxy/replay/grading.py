@@ -36,10 +36,8 @@ from toolproxy.grade.observe import Ungradable, load_observations
 from toolproxy.grade.rows import GradeRow
 from toolproxy.grade.runner import Grading, grades_batch, load_server_tools, written_by
 from toolproxy.replay.compare import first_attempts
-from toolproxy.replay.model import CellResult, ReplayItem
+from toolproxy.replay.model import RECORDED, CellResult, ReplayItem
 from toolproxy.store.segments import SegmentWriter
-
-RECORDED = "recorded"
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from toolproxy.records import ToolCall
 
+# the recorded (production) model's name beside the candidates: its grading run is
+# `<run>:recorded`, so no candidate may take the name
+RECORDED = "recorded"
+
 
 class Candidate(BaseModel):
     """One model on one OpenAI-compatible endpoint."""
