@@ -312,3 +312,30 @@ def test_cases_with_a_matcher_written_wrong_are_named_as_grade_names_them(
             "(without a `match` key a mapping is a literal value); each argument's detail "
             f"says what to write: toolproxy tui {capture} --run h2:a"
         ]
+
+
+def test_resuming_a_run_with_a_candidate_changed_is_refused(tmp_path, capture, capsys, monkeypatch):
+    # the cells already played would be kept and reported under the new model's name:
+    # two models' answers mixed in one run, with nothing said
+    monkeypatch.setenv("REPLAY_TEST_KEY", KEY)
+    with ScriptedUpstream(Script(cycle=True, replies={"a": [weather(), ANSWER]})) as up:
+        cfg = config(tmp_path, up.url, "a")
+        argv = ["replay", str(cfg), "-c", str(capture), "--run", "r", "--no-progress", "-k", "1"]
+        assert main(argv) == 0
+        sent = len(up.requests)
+        assert main(argv) == 0  # the same config resumes: nothing is sent again
+        assert len(up.requests) == sent
+        capsys.readouterr()
+        cfg.write_text(cfg.read_text().replace("    model: a\n", "    model: a-v2\n"))
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert (
+            f"run r played candidate 'a' as model 'a' at {up.url}/v1; the config now says "
+            f"model 'a-v2' at {up.url}/v1: resuming would mix two candidates' answers in one run"
+        ) in err
+        assert "use a new --run" in err
+        other = up.url.replace("127.0.0.1", "localhost")
+        cfg.write_text(cfg.read_text().replace("a-v2", "a").replace(up.url, other))
+        assert main(argv) == 2
+        assert f"the config now says model 'a' at {other}/v1" in capsys.readouterr().err
+        assert len(up.requests) == sent

@@ -6,8 +6,14 @@ import pytest
 
 from tests.paths import REPO
 from toolproxy.errors import UserError
-from toolproxy.replay.config import ConfigError, baseline_of, load_config, resolve_key
-from toolproxy.replay.model import Candidate
+from toolproxy.replay.config import (
+    ConfigError,
+    baseline_of,
+    changed_candidates,
+    load_config,
+    resolve_key,
+)
+from toolproxy.replay.model import Candidate, ReplayConfig
 
 REPLAYS = REPO / "replays"
 GOOD = """\
@@ -230,3 +236,25 @@ def test_structural_mistakes(tmp_path):
         ":9: candidates[1].api_key_env: must be the NAME of an environment variable (a string), "
         "or null"
     )
+
+
+def test_a_run_resumes_only_with_each_candidate_where_it_was_played():
+    a = Candidate(name="a", base_url="http://127.0.0.1:8765/v1/", model="m1")
+    b = Candidate(name="b", base_url="https://api.example.com/v1", model="m2")
+    config = ReplayConfig(candidates=[a, b])
+    played_a = ("http", "127.0.0.1", 8765, "/v1/chat/completions", "m1")
+    played_b = ("https", "api.example.com", 443, "/v1/chat/completions", "m2")
+    assert a.target() == played_a and b.target() == played_b
+    assert changed_candidates("r", config, {}) == []
+    assert changed_candidates("r", config, {"a": {played_a}, "b": {played_b}}) == []
+    assert changed_candidates("r", config, {"gone": {played_a}}) == []  # not in the config
+    moved = ("https", "api.example.com", 443, "/v2/chat/completions", "m2")
+    before = ("http", "127.0.0.1", 8765, "/v1/chat/completions", "m0")
+    assert changed_candidates("r", config, {"a": {played_a, before}, "b": {moved}}) == [
+        "run r played candidate 'a' as model 'm0' at http://127.0.0.1:8765/v1; the config now "
+        "says model 'm1' at http://127.0.0.1:8765/v1: resuming would mix two candidates' "
+        "answers in one run",
+        "run r played candidate 'b' as model 'm2' at https://api.example.com:443/v2; the "
+        "config now says model 'm2' at https://api.example.com:443/v1: resuming would mix two "
+        "candidates' answers in one run",
+    ]

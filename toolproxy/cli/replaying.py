@@ -35,7 +35,7 @@ from toolproxy.errors import UserError
 from toolproxy.grade.expectations import load_cases
 from toolproxy.grade.model import Case
 from toolproxy.grade.rows import GradeRow
-from toolproxy.replay.config import baseline_of, load_config, resolve_key
+from toolproxy.replay.config import baseline_of, changed_candidates, load_config, resolve_key
 from toolproxy.replay.grading import grade_replay, grade_run_name, load_cells
 from toolproxy.replay.model import RECORDED, CellResult, ReplayConfig, ReplayItem
 from toolproxy.replay.shares import count_workers
@@ -83,12 +83,19 @@ def select_config(config: ReplayConfig, names: Sequence[str], repeats: int | Non
 
 
 def read_state(
-    capture: Path, run: str
+    capture: Path, run: str, config: ReplayConfig
 ) -> tuple[set[tuple[str, str, int]], list[tuple[str, str, Any]]]:
     """(candidate, item id, repeat) of every cell of `run` already in the store, and the
-    MCP servers' tool schemas (`load_server_tools`): one read of the store for both."""
+    MCP servers' tool schemas (`load_server_tools`): one read of the store for both. A
+    UserError when a candidate's played cells went to another model or endpoint than
+    `config` names (`changed_candidates`)."""
     with store.reading(capture) as r:
-        return replay_reads.done_cells(r, run), mcp_reads.server_tools(r)
+        done = replay_reads.done_cells(r, run)
+        played = replay_reads.played_targets(r, run) if done else {}
+        server_tools = mcp_reads.server_tools(r)
+    if problems := changed_candidates(run, config, played):
+        raise UserError("\n".join([*problems, "use a new --run, or restore the config"]))
+    return done, server_tools
 
 
 def plan_items(
@@ -183,7 +190,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
         raise UserError("nothing to replay: no captured turn or case matched")
     keys = {c.name: resolve_key(c) for c in config.candidates}
     live = build_live_tools(args, capture) if args.tools == "live" else None
-    done, server_tools = read_state(capture, run)
+    done, server_tools = read_state(capture, run, config)
     todo = {name: len(cells) for name, cells in plan_cells(config, items, done).items()}
     resumed = sum(1 for c in done if c[0] in keys)
     print(

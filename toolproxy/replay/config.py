@@ -41,7 +41,7 @@ from __future__ import annotations
 import difflib
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -51,7 +51,7 @@ from pydantic import ValidationError
 
 from toolproxy.errors import UserError
 from toolproxy.grade.casefile import Issue, _duplicate_keys, _Loader, format_path, yaml_line
-from toolproxy.replay.model import RECORDED, Candidate, ReplayConfig
+from toolproxy.replay.model import RECORDED, Candidate, ReplayConfig, Target
 from toolproxy.util.textfile import Unreadable, read_text
 from toolproxy.util.words import counted
 
@@ -260,3 +260,21 @@ def resolve_key(candidate: Candidate) -> str | None:
             "for an endpoint that needs no key"
         )
     return key
+
+
+def changed_candidates(
+    run: str, config: ReplayConfig, played: Mapping[str, Iterable[tuple[Any, ...]]]
+) -> list[str]:
+    """Why `config` cannot resume `run`: per candidate whose played cells went to another
+    model or endpoint (`played`: `store.queries.replays.played_targets`) than the config
+    now names. Resuming would keep those cells and report them under the new model."""
+    problems = []
+    for cand in config.candidates:
+        now = cand.target()
+        before = sorted(Target(*t) for t in played.get(cand.name, ()) if Target(*t) != now)
+        if before:
+            problems.append(
+                f"run {run} played candidate {cand.name!r} as {before[0].shown()}; the config "
+                f"now says {now.shown()}: resuming would mix two candidates' answers in one run"
+            )
+    return problems

@@ -16,7 +16,8 @@ them with the production model. Vocabulary:
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -25,6 +26,7 @@ from toolproxy.records import ToolCall
 # the recorded (production) model's name beside the candidates: its grading run is
 # `<run>:recorded`, so no candidate may take the name
 RECORDED = "recorded"
+CHAT_PATH = "/chat/completions"  # what replay sends to, under a candidate's base URL
 
 
 class Candidate(BaseModel):
@@ -44,6 +46,29 @@ class Candidate(BaseModel):
     timeout_s: float = Field(default=60.0, gt=0)
     retries: int = Field(default=3, ge=0, le=20, description="on 429/5xx/transport errors")
     baseline: bool = False
+
+    def target(self) -> Target:
+        """Where its requests go and the model they name, as a replayed exchange records
+        them."""
+        url = urlsplit(self.base_url)
+        port = url.port or (443 if url.scheme == "https" else 80)
+        path = url.path.rstrip("/") + CHAT_PATH
+        return Target(url.scheme or "http", url.hostname or "", port, path, self.model)
+
+
+class Target(NamedTuple):
+    """A candidate's endpoint and model, as the exchanges of its replayed turns hold them."""
+
+    scheme: str
+    host: str
+    port: int
+    path: str
+    model: str
+
+    def shown(self) -> str:
+        """`model 'm' at http://host:port/v1` (the base URL the config would give)."""
+        base = self.path.removesuffix(CHAT_PATH)
+        return f"model {self.model!r} at {self.scheme}://{self.host}:{self.port}{base}"
 
 
 class ReplayConfig(BaseModel):

@@ -27,7 +27,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Literal
-from urllib.parse import urlsplit
 
 from toolproxy.capture.redact import Redactor
 from toolproxy.grade.checker import ServerTool
@@ -242,7 +241,7 @@ def turn_rows(
     latency = getattr(reply, "latency_ms", None)
     ended = datetime.now(UTC)
     started = ended - timedelta(milliseconds=latency or 0.0)
-    url = urlsplit(candidate.base_url)
+    target = candidate.target()
     session = session_id(run, candidate.name, item.item_id, repeat)
     exchange = Exchange(
         exchange_id=turn.exchange_id,
@@ -254,10 +253,10 @@ def turn_rows(
         ttfb_ms=turn.ttft_ms,
         latency_ms=latency,
         method="POST",
-        scheme=url.scheme or "http",
-        host=url.hostname or "",
-        port=url.port or (443 if url.scheme == "https" else 80),
-        path=url.path.rstrip("/") + "/chat/completions",
+        scheme=target.scheme,
+        host=target.host,
+        port=target.port,
+        path=target.path,
         wire_format="openai_chat",
         streamed=bool(streamed),
         status_code=status,

@@ -15,6 +15,15 @@ def test_done_cells_and_their_rows(seeded_capture):
     assert [(c["item_id"], c["status"]) for c in rows] == [("s-a", "completed"), ("s-b", "failed")]
 
 
+def test_played_targets_are_where_each_candidate_s_cells_went(seeded_capture):
+    # the failed cell has no exchange: it says nothing of where the candidate was
+    with store.reading(seeded_capture) as r:
+        assert replays.played_targets(r, "rp") == {
+            "cand": {("http", "h", 80, "/v1/chat/completions", "cand-m")}
+        }
+        assert replays.played_targets(r, "other") == {}
+
+
 def test_diffs_filtered_by_candidate_and_change(seeded_capture):
     with store.reading(seeded_capture) as r:
         every = replays.diffs(r, "rp", [], False)

@@ -19,6 +19,21 @@ def done_cells(r: Reader, run: str) -> set[tuple[str, str, int]]:
     }
 
 
+def played_targets(r: Reader, run: str) -> dict[str, set[tuple[str, str, int, str, str]]]:
+    """Per candidate of `run`, where its played cells went: (scheme, host, port, path,
+    model requested) of each cell's first exchange."""
+    found: dict[str, set[tuple[str, str, int, str, str]]] = {}
+    for candidate, *target in r.rows(
+        "SELECT DISTINCT c.candidate, e.scheme, e.host, e.port, e.path, e.model_requested "
+        "FROM replay_cells c JOIN exchanges e ON e.exchange_id = c.first_exchange_id "
+        "WHERE c.run = ?",
+        [run],
+    ):
+        scheme, host, port, path, model = target
+        found.setdefault(candidate, set()).add((scheme, host, int(port), path, model or ""))
+    return found
+
+
 def cell_count(r: Reader, run: str) -> int:
     return int(r.scalar("SELECT count(*) FROM replay_cells WHERE run = ?", [run]) or 0)
 
