@@ -339,3 +339,26 @@ def test_resuming_a_run_with_a_candidate_changed_is_refused(tmp_path, capture, c
         assert main(argv) == 2
         assert f"the config now says model 'a' at {other}/v1" in capsys.readouterr().err
         assert len(up.requests) == sent
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_a_key_the_candidate_echoes_in_its_error_is_never_printed(
+    tmp_path, capture, capsys, monkeypatch, workers
+):
+    # providers answer a bad key with a message quoting it: the failure note on stderr
+    # (and in --json) said `mostly client_error: HTTP 401: ... provided: sk-...`
+    monkeypatch.setenv("REPLAY_TEST_KEY", KEY)
+    message = f"Incorrect API key provided: {KEY}. You can find your API key at your account"
+    refused = Reply(status=401, error_body={"error": {"message": message, "type": "auth"}})
+    with ScriptedUpstream(Script(cycle=True, replies={"a": [refused]})) as up:
+        cfg = config(tmp_path, up.url, "a")
+        argv = ["replay", str(cfg), "-c", str(capture), "--no-progress", "--workers", workers]
+        assert main([*argv, "--run", "k"]) == 1
+        out, err = capsys.readouterr()
+        assert "a: 2 of 2 cells failed, mostly client_error: HTTP 401" in err
+        assert "Incorrect API key provided: [REDACTED]" in err
+        assert main([*argv, "--run", "kj", "--json"]) == 1
+        json_out, json_err = capsys.readouterr()
+    assert "Incorrect API key provided: [REDACTED]" in json.loads(json_out)["failures"][0]
+    for text in (out, err, json_out, json_err):
+        assert KEY not in text

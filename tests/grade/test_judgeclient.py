@@ -47,6 +47,25 @@ def test_http_error_is_a_value_and_names_the_key_variable_on_401(scripted_upstre
     assert "sk-secret-401" not in second.model_dump_json()
 
 
+@pytest.mark.parametrize("status", [401, 200])
+def test_a_key_the_endpoint_echoes_is_taken_out_of_the_error(
+    scripted_upstream, monkeypatch, status
+):
+    # providers quote the key they refused; the error becomes the judged field's detail,
+    # which `grade` stores: the key must not go with it
+    monkeypatch.setenv("TEST_LLM_KEY", "sk-live-echoed-0123456789")
+    message = "Incorrect API key provided: sk-live-echoed-0123456789. Find your key online"
+    reply = (
+        Reply(status=401, error_body={"error": {"message": message}})
+        if status == 401
+        else Reply(raw_body=f'{{"message": "{message}"}}', content_type="application/json")
+    )
+    scripted_upstream.set_script(Script.of(reply))
+    got = client(scripted_upstream).complete(HELLO)
+    assert not got.ok and "Incorrect API key provided: [REDACTED]" in got.error
+    assert "sk-live-echoed" not in got.model_dump_json()
+
+
 def test_retries_resend_after_a_server_error(scripted_upstream):
     scripted_upstream.set_script(Script.of(Reply(status=503), Reply(text="second time")))
     got = client(scripted_upstream, retries=1).complete(HELLO)
@@ -87,6 +106,15 @@ def test_cut_body_and_refused_connection_are_connection_errors(scripted_upstream
     assert refused.error_kind == "connection" and "cannot reach" in refused.error
 
 
-def test_long_error_messages_are_cut_to_one_line():
-    long = llm._failed("bad_response", "x\n" * 2000)
-    assert len(long.error) == llm.MAX_MESSAGE and "\n" not in long.error
+def test_long_error_messages_are_cut_to_one_line_after_the_key_is_taken_out(
+    scripted_upstream, monkeypatch
+):
+    # the key at the cut: cutting first would have kept its first half
+    monkeypatch.setenv("TEST_LLM_KEY", "sk-live-at-the-cut-0123456789")
+    # after "HTTP 400: Error code: 400 - " (28 characters) the key straddles the cut
+    message = "x" * (llm.MAX_MESSAGE - 40) + "sk-live-at-the-cut-0123456789" + "y\n" * 2000
+    error = {"error": {"message": message}}
+    scripted_upstream.set_script(Script.of(Reply(status=400, error_body=error)))
+    got = client(scripted_upstream).complete(HELLO)
+    assert len(got.error) == llm.MAX_MESSAGE and "\n" not in got.error
+    assert "sk-live" not in got.error and "[REDACT" in got.error

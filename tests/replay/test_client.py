@@ -152,3 +152,21 @@ def test_retry_after_reads_seconds_dates_and_ignores_junk():
     assert client.retry_after({"retry-after": "2.5"}) == 2.5
     assert client.retry_after({"retry-after": "soon"}) is None
     assert client.retry_after({}) is None
+
+
+@pytest.mark.parametrize("stream", [False, True])
+async def test_a_key_the_candidate_echoes_is_out_of_every_text_before_it_is_cut(
+    scripted_upstream, stream
+):
+    # the sink scrubs whole keys from what it stores; a key cut in half by the 2,000
+    # characters kept of an error body, or the 500 of a message, would keep its half.
+    # Quoted over and over, the key straddles every cut.
+    key = "sk-live-echoed-at-the-cut-0123456789"
+    message = " ".join([key] * 300)
+    scripted_upstream.set_script(
+        Script.of(Reply(status=401, error_body={"error": {"message": message}}))
+    )
+    got = await client.acall(cand(scripted_upstream), HELLO, [], {}, stream, key)
+    assert got.error_kind == "client_error" and len(got.response["body"]) == client._BODY_CHARS
+    for text in (got.error, got.response["body"]):
+        assert key[:8] not in text and "[REDACTED]" in text

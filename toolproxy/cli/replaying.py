@@ -319,7 +319,7 @@ def play_here(
             played = asyncio.run(play(progress))
     finally:
         sink.close()
-    return [brief(r) for r in played]
+    return [brief(r, sink.scrub) for r in played]
 
 
 def play_in_workers(p: Playing, workers: int) -> list[CellBrief]:

@@ -27,6 +27,7 @@ from typing import Any, Literal
 import openai
 from pydantic import BaseModel, Field
 
+from toolproxy.capture.redact import REDACTED
 from toolproxy.wire.common import exception_text, one_line
 
 ErrorKind = Literal["timeout", "connection", "http_status", "bad_response"]
@@ -58,7 +59,18 @@ class LlmClient:
     key_env: str
 
     def complete(self, messages: Sequence[dict[str, Any]], **params: Any) -> Completion:
-        """Send `messages` to the pinned model (extra `params` go into the request body)."""
+        """Send `messages` to the pinned model (extra `params` go into the request body).
+        A failure's message never holds the key: providers quote the key they refuse, and
+        the message becomes the judged field's stored detail."""
+        got = self._complete(messages, **params)
+        if got.error is None:
+            return got
+        error, key = got.error, self.sdk.api_key
+        if key and key != NO_KEY:  # before the cut, which could leave part of it
+            error = error.replace(key, REDACTED)
+        return got.model_copy(update={"error": one_line(error, MAX_MESSAGE)})
+
+    def _complete(self, messages: Sequence[dict[str, Any]], **params: Any) -> Completion:
         try:
             response = self.sdk.chat.completions.create(
                 model=self.model,
@@ -102,9 +114,7 @@ def _read(response: Any) -> Completion:
     without choices) is a bad response, since the SDK only validates loosely."""
     choices = getattr(response, "choices", None)
     if not choices:
-        return _failed(
-            "bad_response", f"not a chat completion: {one_line(repr(response), MAX_MESSAGE)}"
-        )
+        return _failed("bad_response", f"not a chat completion: {repr(response)}")
     choice = choices[0]
     message = getattr(choice, "message", None)
     text = getattr(message, "content", None)
@@ -118,4 +128,4 @@ def _read(response: Any) -> Completion:
 
 
 def _failed(kind: ErrorKind, message: str) -> Completion:
-    return Completion(error_kind=kind, error=one_line(message, MAX_MESSAGE))
+    return Completion(error_kind=kind, error=message)  # `complete` scrubs and cuts it

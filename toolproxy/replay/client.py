@@ -23,6 +23,7 @@ import httpx2
 import openai
 from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
+from toolproxy.capture.redact import REDACTED
 from toolproxy.replay.model import Candidate
 from toolproxy.replay.reply import (
     CandidateReply,
@@ -95,7 +96,7 @@ async def acall(
     own = client is None
     sdk = client or make_async_client(candidate, key)
     try:
-        reply = await (_stream(sdk, body) if stream else _whole(sdk, body))
+        reply = await (_stream(sdk, body, key) if stream else _whole(sdk, body, key))
     finally:
         if own:
             await sdk.close()
@@ -105,7 +106,7 @@ async def acall(
     return reply
 
 
-async def _whole(sdk: openai.AsyncOpenAI, body: dict[str, Any]) -> CandidateReply:
+async def _whole(sdk: openai.AsyncOpenAI, body: dict[str, Any], key: str | None) -> CandidateReply:
     started = time.perf_counter()
     first: float | None = None
     try:
@@ -129,13 +130,13 @@ async def _whole(sdk: openai.AsyncOpenAI, body: dict[str, Any]) -> CandidateRepl
             await response.aclose()
         raw = b"".join(parts)
     except Exception as exc:  # noqa: BLE001 - every failure is a value for the replay
-        return _error_reply(exc, streaming=False, stream=False)
+        return _error_reply(exc, key, streaming=False, stream=False)
     ended = time.perf_counter()
     latency = (ended - started) * 1000
     data, error = load_json(raw)
     choices = data.get("choices") if isinstance(data, dict) else None
     if error is not None or not isinstance(choices, list) or not choices:
-        shown = raw[:200].decode("utf-8", "replace")
+        shown = _clean(raw.decode("utf-8", "replace"), key)[:200]
         reply = bad(f"not a chat completion: {shown!r}", stream=False)
         reply.body = raw
         return reply
@@ -162,7 +163,7 @@ async def _whole(sdk: openai.AsyncOpenAI, body: dict[str, Any]) -> CandidateRepl
     )
 
 
-async def _stream(sdk: openai.AsyncOpenAI, body: dict[str, Any]) -> CandidateReply:
+async def _stream(sdk: openai.AsyncOpenAI, body: dict[str, Any], key: str | None) -> CandidateReply:
     started = time.perf_counter()
     try:
         chunks = await sdk.post(
@@ -173,18 +174,21 @@ async def _stream(sdk: openai.AsyncOpenAI, body: dict[str, Any]) -> CandidateRep
             stream_cls=openai.AsyncStream[ChatCompletionChunk],
         )
     except Exception as exc:  # noqa: BLE001 - every failure is a value for the replay
-        return _error_reply(exc, streaming=False, stream=True)
+        return _error_reply(exc, key, streaming=False, stream=True)
     acc = Assembly()
     try:
         async for chunk in chunks:
             acc.add(chunk, time.perf_counter())
     except Exception as exc:  # noqa: BLE001 - a broken stream is a value too
-        return _error_reply(exc, streaming=True, stream=True)
+        return _error_reply(exc, key, streaming=True, stream=True)
     return acc.reply(started, time.perf_counter())
 
 
-def _error_reply(exc: Exception, *, streaming: bool, stream: bool) -> CandidateReply:
-    """The reply for what the SDK raised, `streaming` once chunks had begun to arrive."""
+def _error_reply(
+    exc: Exception, key: str | None, *, streaming: bool, stream: bool
+) -> CandidateReply:
+    """The reply for what the SDK raised, `streaming` once chunks had begun to arrive; the
+    candidate's `key` taken out of every text before it is cut (`_clean`)."""
     if isinstance(exc, openai.APIStatusError):
         code = exc.status_code
         kind: ReplyErrorKind = (
@@ -194,12 +198,12 @@ def _error_reply(exc: Exception, *, streaming: bool, stream: bool) -> CandidateR
             stream=stream,
             status=code,
             error_kind=kind,
-            error=one_line(f"HTTP {code}: {exc.message}"),
+            error=one_line(f"HTTP {code}: {_clean(exc.message, key)}"),
             retry_after=retry_after(exc.response.headers),
             response={
                 "status": code,
                 "error_kind": kind,
-                "body": _cut_body(exc.response),
+                "body": _clean(_text(exc.response), key)[:_BODY_CHARS],
             },
             body=_body(exc.response),
         )
@@ -207,13 +211,14 @@ def _error_reply(exc: Exception, *, streaming: bool, stream: bool) -> CandidateR
         if _timed_out(exc):
             return failure("timeout", "no answer within the timeout", stream)
         kind = "cut_stream" if streaming else "connection"
-        reply = failure(kind, f"connection lost: {exception_text(_root(exc))}", stream)
+        lost = _clean(exception_text(_root(exc)), key)
+        reply = failure(kind, f"connection lost: {lost}", stream)
         reply.status = 200 if streaming else None
         return reply
     if isinstance(exc, ValueError | openai.APIResponseValidationError):
-        return bad(f"unreadable reply: {exception_text(exc)}", stream=stream)
+        return bad(f"unreadable reply: {_clean(exception_text(exc), key)}", stream=stream)
     kind = "cut_stream" if streaming else "bad_response"
-    return failure(kind, f"{type(exc).__name__}: {exc}", stream)
+    return failure(kind, _clean(f"{type(exc).__name__}: {exc}", key), stream)
 
 
 def _root(exc: BaseException) -> BaseException:
@@ -245,12 +250,17 @@ def _body(response: Any) -> bytes:
         return b""
 
 
-def _cut_body(response: Any) -> str:
+def _text(response: Any) -> str:
     try:
-        text = str(response.text)
+        return str(response.text)
     except Exception:  # noqa: BLE001 - an unread streamed body has no text
         return ""
-    return text[:_BODY_CHARS]
+
+
+def _clean(text: str, key: str | None) -> str:
+    """`text` without the candidate's key: providers quote the key they refuse, and a cut
+    made first could keep part of it (the sink scrubs whole keys from what it stores)."""
+    return text.replace(key, REDACTED) if key else text
 
 
 def retry_after(headers: Any) -> float | None:

@@ -105,6 +105,10 @@ class StoreSink:
         self._thread = threading.Thread(target=self._loop, name="replay-sink", daemon=True)
         self._thread.start()
 
+    def scrub(self, text: str | None) -> str | None:
+        """`text` without the candidates' keys (what every stored row gets)."""
+        return self._redactor.scrub(text)
+
     def write_turn(
         self,
         run: str,

@@ -10,7 +10,7 @@ summary never reads back what this run just wrote.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -34,8 +34,10 @@ class CellBrief(BaseModel):
     error: str | None = None
 
 
-def brief(cell: CellResult) -> CellBrief:
-    """The brief of a finished cell."""
+def brief(cell: CellResult, scrub: Callable[[str | None], str | None] | None = None) -> CellBrief:
+    """The brief of a finished cell; `scrub` takes the candidates' keys out of its error
+    (`StoreSink.scrub`: a provider may quote the key it refused; a cell read back from
+    the store was scrubbed when written)."""
     return CellBrief(
         candidate=cell.candidate,
         status=cell.status,
@@ -44,7 +46,7 @@ def brief(cell: CellResult) -> CellBrief:
         ttft_ms=[t.ttft_ms for t in cell.turns if t.ttft_ms is not None],
         tps=[t.tps for t in cell.turns if t.tps is not None],
         error_kind=cell.error_kind,
-        error=cell.error,
+        error=scrub(cell.error) if scrub else cell.error,
     )
 
 

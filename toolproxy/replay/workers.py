@@ -34,7 +34,6 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import IO
 
-from toolproxy.replay.model import CellResult
 from toolproxy.replay.shares import Job
 from toolproxy.replay.summary import CellBrief, brief
 
@@ -244,8 +243,9 @@ def run_workers(
         return workers.follow(progress, totals)
 
 
-def play_job(job: Job, report: Callable[[str], None]) -> list[CellResult]:
-    """Play a job's cells into its capture; `report(candidate)` after each cell."""
+def play_job(job: Job, report: Callable[[str], None]) -> list[CellBrief]:
+    """Play a job's cells into its capture; `report(candidate)` after each cell. The
+    cells' briefs, the candidates' keys scrubbed from their errors."""
     import asyncio
 
     from toolproxy.grade.runner import load_server_tools
@@ -292,7 +292,7 @@ def play_job(job: Job, report: Callable[[str], None]) -> list[CellResult]:
         )
     finally:
         sink.close()
-    return results
+    return [brief(r, sink.scrub) for r in results]
 
 
 REPORT_EVERY_S = 0.1  # a worker's progress lines, at most this often (and at its end)
@@ -326,9 +326,9 @@ def serve(job: Job, out: IO[str], stop: int) -> int:
         if time.monotonic() - last >= REPORT_EVERY_S:
             flush()
 
-    results = play_job(job, report)
+    briefs = play_job(job, report)
     flush()
-    out.write(json.dumps({"briefs": [brief(r).model_dump() for r in results]}) + "\n")
+    out.write(json.dumps({"briefs": [b.model_dump() for b in briefs]}) + "\n")
     out.flush()
     return 0
 
