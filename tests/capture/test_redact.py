@@ -157,3 +157,30 @@ def test_a_secret_written_with_json_escapes_is_scrubbed_too():
     echoed = '{"error": "bad key sk-a\\/b\\"c-0123456789"}'  # "/" and '"' escaped
     assert r.mentions_secret(echoed)
     assert "0123456789" not in r.redact_body(echoed)
+
+
+KEY_CUT = "sk-live-cut-SECRET-0123456789abcdef"
+
+
+def cut_at(n: int) -> str:
+    return f"Incorrect API key provided: {KEY_CUT}. See your account"[: 28 + n]
+
+
+def test_a_text_cut_inside_a_secret_loses_the_half_that_stayed():
+    # a body kept to its size cap, a message kept to its length: the key's whole value is
+    # not there to be found, its first half is
+    r = Redactor()
+    r.redact_headers([("authorization", f"Bearer {KEY_CUT}")])
+    said = "Incorrect API key provided: "
+    assert r.scrub(cut_at(20)) == said + REDACTED
+    assert r.scrub(cut_at(8)) == said + REDACTED
+    assert r.scrub(cut_at(20) + "…") == said + REDACTED + "…"  # `one_line`'s cut
+    assert r.scrub(cut_at(7)) == cut_at(7)  # "sk-live": no more than a key's public prefix
+    assert r.scrub(cut_at(20) + " and on") == cut_at(20) + " and on"  # not cut there
+    whole = f"{said}{KEY_CUT} and {KEY_CUT[:12]}"
+    assert r.scrub(whole) == f"{said}{REDACTED} and {REDACTED}"
+    assert r.mentions_secret({"error_message": cut_at(10)})
+    assert not r.mentions_secret({"error_message": cut_at(7)})
+    assert r.scrub_value({"a": [cut_at(30)]}) == {"a": [said + REDACTED]}
+    assert r.redact_bytes(cut_at(30).encode() + b"\xff") == cut_at(30).encode() + b"\xff"
+    assert r.redact_bytes(b"\xff" + cut_at(30).encode()) == b"\xff" + (said + REDACTED).encode()

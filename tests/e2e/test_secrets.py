@@ -184,3 +184,42 @@ def test_encoded_unparseable_and_binary_echoes_never_touch_disk(capture, tmp_pat
     assert scan() == []
     for form in forms:
         assert form.decode() not in log
+
+
+# a key the upstream echoes where the capture cuts a text: at the body cap, at the 500
+# characters an error message keeps ----------------------------------------------------
+
+CUT_KEY = "sk-live-cut-SECRET-0123456789abcdef"
+
+
+@pytest.mark.parametrize("max_body", [None, 495])
+def test_a_key_cut_in_half_by_a_cap_leaves_no_half_on_disk(capture, tmp_path, max_body):
+    import httpx
+
+    from toolproxy.scripted import Reply, Script, ScriptedUpstream
+
+    # 450 characters, then the key across character 500 (the error message's cut, after
+    # "HTTP 401: ") and byte 495 (the body cap when set)
+    text = "x" * 450 + f" Incorrect API key provided: {CUT_KEY}. " + "y" * 100
+    assert text.index(CUT_KEY) < 495 < text.index(CUT_KEY) + len(CUT_KEY)
+    refused = Reply(status=401, error_body=text, content_type="text/plain")
+    extra = ["--set", f"toolproxy_max_body={max_body}"] if max_body else []
+    with ScriptedUpstream(Script.of(refused)) as up:
+        spec = ProxySpec(capture=capture, upstream=up.url, port=free_port(), flush_interval=0.05)
+        spec.extra = extra
+        with RunningProxy(spec) as proxy:
+            r = httpx.post(
+                f"{proxy.url}/v1/chat/completions",
+                json={"model": "m", "messages": []},
+                headers={"authorization": f"Bearer {CUT_KEY}"},
+            )
+            assert r.status_code == 401 and CUT_KEY in r.text  # untouched
+            log = proxy.stop()
+    assert_clean(log)
+    ((message, body, truncated),) = store.query(
+        capture, "SELECT error_message, response_body, truncated FROM exchanges"
+    )[1]
+    assert "Incorrect API key provided: [REDACTED]" in message
+    assert truncated == bool(max_body) and body.endswith("[REDACTED]" if max_body else "y")
+    half = CUT_KEY[: len(CUT_KEY) // 2].encode()  # more than the key's public prefix
+    assert [p for p in capture.rglob("*") if p.is_file() and half in p.read_bytes()] == []

@@ -9,7 +9,8 @@ Three layers, because a key can hide in more than one place:
 3. every secret value found in 1. and 2. is then scrubbed out of every stored string
    (bodies, error messages, messages), so a key echoed back in an error body is gone too,
    in its URL-encoded spellings too, and out of bodies that are not UTF-8 (`redact_bytes`,
-   before they are stored as base64).
+   before they are stored as base64); a text that ends inside a secret (a body cut at its
+   size cap, a message at its length) loses the part of it that stayed (`cut_tail`).
 """
 
 from __future__ import annotations
@@ -53,6 +54,24 @@ _TEXT_SECRETS = (
     re.compile(r"(?<![\w-])(?:" + _SECRET_FIELD + r")\s*[=:]\s*([^\s&\"',;}]+)", re.I),
     re.compile(r"\bBearer\s+([^\s\"',;}]+)", re.I),
 )
+
+
+ELLIPSIS = "…"  # what a text cut to a length ends with (`wire.common.one_line`)
+
+
+def cut_tail(text: str, secrets: Iterable[str]) -> str:
+    """`text` with the beginning of a secret it ends with (`MIN_SCRUB_LEN` characters or
+    more, before an ellipsis) replaced: a body kept to its size cap, or an error message
+    kept to its length, can be cut inside a key the upstream echoed, and a whole-value
+    scrub misses the half that stays."""
+    end = text.removesuffix(ELLIPSIS)
+    for secret in secrets:
+        if len(secret) <= MIN_SCRUB_LEN:
+            continue
+        start = end.rfind(secret[:MIN_SCRUB_LEN], max(0, len(end) - len(secret) + 1))
+        if start >= 0 and secret.startswith(end[start:]):
+            return end[:start] + REDACTED + text[len(end) :]
+    return text
 
 
 @dataclass
@@ -170,21 +189,27 @@ class Redactor:
         return self._order
 
     def scrub(self, text: str | None) -> str | None:
-        """Replace every secret value seen so far inside free text."""
+        """Replace every secret value seen so far inside free text, and the beginning of
+        one the text ends with (`cut_tail`)."""
         if not text or not self.found:
             return text
         for secret in self._longest_first():
             if secret in text:
                 text = text.replace(secret, REDACTED)
-        return text
+        return cut_tail(text, self._longest_first())
 
     def mentions_secret(self, value: Any) -> bool:
-        """Whether any remembered secret occurs anywhere in a JSON-like value (fast check)."""
+        """Whether the beginning of any remembered secret (`MIN_SCRUB_LEN` characters: a
+        whole one, or one a cut left half of) occurs anywhere in a JSON-like value (fast
+        check)."""
         if not self.found:
             return False
         text = json.dumps(value, ensure_ascii=False)
         # A secret with quotes or backslashes appears escaped inside the JSON text.
-        return any(s in text or json.dumps(s)[1:-1] in text for s in self._longest_first())
+        return any(
+            s[:MIN_SCRUB_LEN] in text or json.dumps(s)[1 : MIN_SCRUB_LEN + 1] in text
+            for s in self._longest_first()
+        )
 
     def scrub_value(self, value: Any) -> Any:
         """scrub() applied to every string inside a JSON-like value (keys included)."""
