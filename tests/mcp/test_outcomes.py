@@ -46,6 +46,17 @@ def test_the_stderr_tail_is_the_last_lines_and_characters():
     assert stderr_tail(long) == "x" * STDERR_CHARS
 
 
+def test_a_secret_the_tail_s_cut_falls_inside_leaves_no_part_of_it():
+    # a server that logs its token at startup, then enough to push the token across the
+    # first character kept: the end of the token stayed, where no whole-value mask finds it
+    token = "ghp_" + "0123456789abcdefghij" * 2
+    log = io.StringIO(f"auth with {token}\n" + "y" * (STDERR_CHARS - 20) + "\n")
+    assert len(stderr_tail(log)) == STDERR_CHARS and token[-12:] in stderr_tail(log)
+    tail = stderr_tail(log, [token])
+    assert token[-8:] not in tail and f"auth with {MASK}" in tail
+    assert len(tail) <= STDERR_CHARS and tail.endswith("y")
+
+
 @pytest.mark.parametrize(
     ("kind", "tail", "message"),
     [

@@ -178,7 +178,7 @@ async def fetch_tools(spec: ServerSpec, timeout: float) -> Listing | Failure:
     except Exception as exc:  # noqa: BLE001 - every failure becomes a value for the report
         error = exc
     finally:
-        tail = stderr_tail(errlog)
+        tail = stderr_tail(errlog, spec.secrets)
         if errlog is not None:
             errlog.close()
     if listing is not None:
@@ -335,7 +335,7 @@ class Session:
         except Exception as exc:  # noqa: BLE001 - every failure becomes a value
             error = exc
         finally:
-            tail = stderr_tail(errlog)
+            tail = stderr_tail(errlog, self.spec.secrets)
             if errlog is not None:
                 errlog.close()
             self._session = None

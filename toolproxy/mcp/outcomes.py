@@ -59,15 +59,16 @@ def http_failure(response: httpx.Response) -> Failure:
     return Failure("http_error", f"{status} from the server")
 
 
-def stderr_tail(errlog: TextIO | None) -> str:
+def stderr_tail(errlog: TextIO | None, secrets: Iterable[str] = ()) -> str:
     """The last `STDERR_LINES` lines (at most `STDERR_CHARS` characters) of a server's
-    stderr, as written to `errlog` (None: not a stdio server, nothing)."""
+    stderr, as written to `errlog` (None: not a stdio server, nothing), `secrets` masked
+    before the cut: a cut inside one would keep its end, which no mask finds."""
     if errlog is None:
         return ""
     errlog.flush()
     errlog.seek(0)
     lines = errlog.read().strip().splitlines()[-STDERR_LINES:]
-    return "\n".join(lines)[-STDERR_CHARS:]
+    return mask("\n".join(lines), secrets)[-STDERR_CHARS:]
 
 
 def with_stderr(failure: Failure, tail: str, secrets: Iterable[str]) -> Failure:
