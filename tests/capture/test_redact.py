@@ -1,6 +1,6 @@
 import json
 
-from toolproxy.capture.redact import MAX_REMEMBERED, REDACTED, Redactor
+from toolproxy.capture.redact import MAX_REMEMBERED, REDACTED, Redactor, without
 
 KEY = "sk-test-0123456789abcdef"
 
@@ -184,3 +184,9 @@ def test_a_text_cut_inside_a_secret_loses_the_half_that_stayed():
     assert r.scrub_value({"a": [cut_at(30)]}) == {"a": [said + REDACTED]}
     assert r.redact_bytes(cut_at(30).encode() + b"\xff") == cut_at(30).encode() + b"\xff"
     assert r.redact_bytes(b"\xff" + cut_at(30).encode()) == b"\xff" + (said + REDACTED).encode()
+
+
+def test_one_known_key_is_taken_out_unless_too_short_to_search_for():
+    assert without(f"bad key {KEY_CUT}!", KEY_CUT) == f"bad key {REDACTED}!"
+    assert without("no-key sent", "no-key") == "no-key sent"  # the judge's placeholder
+    assert without("nothing", None) == "nothing"

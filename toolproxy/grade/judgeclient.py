@@ -27,7 +27,7 @@ from typing import Any, Literal
 import openai
 from pydantic import BaseModel, Field
 
-from toolproxy.capture.redact import REDACTED
+from toolproxy.capture.redact import without
 from toolproxy.wire.common import exception_text, one_line
 
 ErrorKind = Literal["timeout", "connection", "http_status", "bad_response"]
@@ -65,10 +65,9 @@ class LlmClient:
         got = self._complete(messages, **params)
         if got.error is None:
             return got
-        error, key = got.error, self.sdk.api_key
-        if key and key != NO_KEY:  # before the cut, which could leave part of it
-            error = error.replace(key, REDACTED)
-        return got.model_copy(update={"error": one_line(error, MAX_MESSAGE)})
+        # the key out before the cut, which could leave part of it
+        error = one_line(without(got.error, self.sdk.api_key), MAX_MESSAGE)
+        return got.model_copy(update={"error": error})
 
     def _complete(self, messages: Sequence[dict[str, Any]], **params: Any) -> Completion:
         try:

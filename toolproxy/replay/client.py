@@ -23,7 +23,7 @@ import httpx2
 import openai
 from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
-from toolproxy.capture.redact import REDACTED
+from toolproxy.capture.redact import without
 from toolproxy.replay.model import Candidate
 from toolproxy.replay.reply import (
     CandidateReply,
@@ -136,7 +136,7 @@ async def _whole(sdk: openai.AsyncOpenAI, body: dict[str, Any], key: str | None)
     data, error = load_json(raw)
     choices = data.get("choices") if isinstance(data, dict) else None
     if error is not None or not isinstance(choices, list) or not choices:
-        shown = _clean(raw.decode("utf-8", "replace"), key)[:200]
+        shown = without(raw.decode("utf-8", "replace"), key)[:200]
         reply = bad(f"not a chat completion: {shown!r}", stream=False)
         reply.body = raw
         return reply
@@ -188,7 +188,9 @@ def _error_reply(
     exc: Exception, key: str | None, *, streaming: bool, stream: bool
 ) -> CandidateReply:
     """The reply for what the SDK raised, `streaming` once chunks had begun to arrive; the
-    candidate's `key` taken out of every text before it is cut (`_clean`)."""
+    candidate's `key` taken out of every text before it is cut (providers quote the key
+    they refuse; a cut made first could keep part of it, which the sink's scrub of whole
+    keys would miss)."""
     if isinstance(exc, openai.APIStatusError):
         code = exc.status_code
         kind: ReplyErrorKind = (
@@ -198,12 +200,12 @@ def _error_reply(
             stream=stream,
             status=code,
             error_kind=kind,
-            error=one_line(f"HTTP {code}: {_clean(exc.message, key)}"),
+            error=one_line(f"HTTP {code}: {without(exc.message, key)}"),
             retry_after=retry_after(exc.response.headers),
             response={
                 "status": code,
                 "error_kind": kind,
-                "body": _clean(_text(exc.response), key)[:_BODY_CHARS],
+                "body": without(_text(exc.response), key)[:_BODY_CHARS],
             },
             body=_body(exc.response),
         )
@@ -211,14 +213,14 @@ def _error_reply(
         if _timed_out(exc):
             return failure("timeout", "no answer within the timeout", stream)
         kind = "cut_stream" if streaming else "connection"
-        lost = _clean(exception_text(_root(exc)), key)
+        lost = without(exception_text(_root(exc)), key)
         reply = failure(kind, f"connection lost: {lost}", stream)
         reply.status = 200 if streaming else None
         return reply
     if isinstance(exc, ValueError | openai.APIResponseValidationError):
-        return bad(f"unreadable reply: {_clean(exception_text(exc), key)}", stream=stream)
+        return bad(f"unreadable reply: {without(exception_text(exc), key)}", stream=stream)
     kind = "cut_stream" if streaming else "bad_response"
-    return failure(kind, _clean(f"{type(exc).__name__}: {exc}", key), stream)
+    return failure(kind, without(f"{type(exc).__name__}: {exc}", key), stream)
 
 
 def _root(exc: BaseException) -> BaseException:
@@ -255,12 +257,6 @@ def _text(response: Any) -> str:
         return str(response.text)
     except Exception:  # noqa: BLE001 - an unread streamed body has no text
         return ""
-
-
-def _clean(text: str, key: str | None) -> str:
-    """`text` without the candidate's key: providers quote the key they refuse, and a cut
-    made first could keep part of it (the sink scrubs whole keys from what it stores)."""
-    return text.replace(key, REDACTED) if key else text
 
 
 def retry_after(headers: Any) -> float | None:
