@@ -362,3 +362,30 @@ def test_a_key_the_candidate_echoes_in_its_error_is_never_printed(
     assert "Incorrect API key provided: [REDACTED]" in json.loads(json_out)["failures"][0]
     for text in (out, err, json_out, json_err):
         assert KEY not in text
+
+
+def test_a_run_resumed_with_other_items_counts_only_this_plan_s_cells(
+    tmp_path, capture, capsys, monkeypatch
+):
+    # the run's cells of items this plan does not hold were counted as done and summed
+    # into its summary: `cells 3/1`, `2 already done`, for a plan of one case
+    def cases(path: Path, *ids: str) -> Path:
+        with path.open("w") as f:
+            for i in ids:
+                case = {"id": i, "messages": [{"role": "user", "content": f"weather {i}?"}]}
+                case |= {"tools": TOOLS, "calls": [{"tool": "get_weather", "args": {}}]}
+                f.write(json.dumps(case) + "\n")
+        return path
+
+    monkeypatch.setenv("REPLAY_TEST_KEY", KEY)
+    with ScriptedUpstream(Script(cycle=True, replies={"a": [weather()]})) as up:
+        cfg = config(tmp_path, up.url, "a")
+        argv = ["replay", str(cfg), "-c", str(capture), "--run", "r", "--no-progress", "-k", "1"]
+        assert main([*argv, "--cases", str(cases(tmp_path / "a.jsonl", "a1", "a2"))]) == 0
+        capsys.readouterr()
+        assert main([*argv, "--json", "--cases", str(cases(tmp_path / "b.jsonl", "b1"))]) == 0
+        out, err = capsys.readouterr()
+    (row,) = json.loads(out)["summary"]
+    assert (row["cells"], row["completed"]) == ("1/1", 1)
+    assert "1 cell(s) to play\n" in err and "already done" not in err
+    assert "note: run r also holds 2 cells of items this plan does not replay" in err

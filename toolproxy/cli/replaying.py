@@ -55,6 +55,7 @@ from toolproxy.suites import REPEATS as SUITE_REPEATS
 from toolproxy.suites import suite_path
 from toolproxy.util.gctools import frozen_gc, paused_gc
 from toolproxy.util.table import format_table
+from toolproxy.util.words import counted
 from toolproxy.wire.common import decoded
 
 if TYPE_CHECKING:
@@ -192,13 +193,21 @@ def cmd_replay(args: argparse.Namespace) -> int:
     live = build_live_tools(args, capture) if args.tools == "live" else None
     done, server_tools = read_state(capture, run, config)
     todo = {name: len(cells) for name, cells in plan_cells(config, items, done).items()}
-    resumed = sum(1 for c in done if c[0] in keys)
+    planned = {i.item_id for i in items}
+    ours = {c for c in done if c[0] in keys}
+    resumed = {c for c in ours if c[1] in planned and c[2] < config.repeats}
     print(
         f"replay {run}: {len(items)} item(s) x {len(config.candidates)} candidate(s) x "
         f"k={config.repeats}; {sum(todo.values())} cell(s) to play"
-        + (f", {resumed} already done" if resumed else ""),
+        + (f", {len(resumed)} already done" if resumed else ""),
         file=sys.stderr,
     )
+    if elsewhere := len(ours) - len(resumed):  # kept in the run, left out of this summary
+        print(
+            f"note: run {run} also holds {counted(elsewhere, 'cell')} of items this plan does "
+            "not replay (other cases or turns, or repeats past k): kept, not summed here",
+            file=sys.stderr,
+        )
     given = getattr(args, "workers", None)
     workers = 1 if live is not None else count_workers(given, sum(todo.values()), usable_cpus())
     playing = Playing(capture, run, config, items, done, server_tools, todo, args)
@@ -212,8 +221,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
         print(f"\n{resume_hint(args, run)}", file=sys.stderr)
         return 130
     played = len(briefs)
-    if done:  # a resumed run: the cells finished before are read back for the summary
-        old = [c for c in load_cells(capture, run) if (c.candidate, c.item_id, c.repeat) in done]
+    if resumed:  # the cells of this plan finished before are read back for the summary
+        old = [c for c in load_cells(capture, run) if (c.candidate, c.item_id, c.repeat) in resumed]
         briefs += [brief(c) for c in old]
     if live is not None and live.refused:
         for name, why in sorted(live.refused.items()):
