@@ -30,3 +30,16 @@ def test_check_and_budget_read_one_session(seeded_capture, capsys):
 def test_drift_without_pulled_schemas_for_a_server_says_so(seeded_capture, capsys):
     assert main(["mcp", "drift", "-c", str(seeded_capture), "--server", "other"]) == 2
     assert "no pulled MCP schemas for server(s) other" in capsys.readouterr().err
+
+
+def test_the_reports_read_the_agent_s_own_traffic_unless_told(seeded_capture, capsys):
+    # a replay re-offers the recorded tools once per candidate and repeat: counted in, a
+    # budget's requests and a drift's exchanges grew with every replay run
+    def requests(*more: str) -> int:
+        assert main(["mcp", "budget", "-c", str(seeded_capture), "--json", *more]) == 0
+        return json.loads(capsys.readouterr().out)["capture"]["requests"]
+
+    assert (requests(), requests("--origin", "replayed"), requests("--origin", "any")) == (6, 1, 7)
+    for command in ("drift", "check"):
+        assert main(["mcp", command, "-c", str(seeded_capture), "--origin", "replayed"]) == 0
+        capsys.readouterr()

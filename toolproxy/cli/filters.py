@@ -71,18 +71,22 @@ def add_filter_args(
         "label": (("--label",), {"action": "append", "help": "labels earned in --label-run"}),
         "label_run": (("--label-run",), {"help": "the grading run --label reads"}),
         "text": (("--text",), {"help": "text in the messages, the reply or the calls"}),
-        "origin": (
-            ("--origin",),
-            {
-                "choices": ["captured", "replayed", "any"],
-                "default": origin,
-                "help": f"captured by a proxy or written by a replay (default: {origin})",
-            },
-        ),
     }
     for name, (flags, kwargs) in options.items():
         if name not in skip:
             p.add_argument(*flags, dest=name, **kwargs)
+    if "origin" not in skip:
+        add_origin_arg(p, origin)
+
+
+def add_origin_arg(p: argparse.ArgumentParser, default: str) -> None:
+    """--origin: exchanges captured by a proxy, written by a replay, or any."""
+    p.add_argument(
+        "--origin",
+        choices=["captured", "replayed", "any"],
+        default=default,
+        help=f"captured by a proxy or written by a replay (default: {default})",
+    )
 
 
 def parse_time(value: str | None, option: str) -> datetime | None:

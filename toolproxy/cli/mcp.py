@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from toolproxy.cli import options
+from toolproxy.cli.filters import add_origin_arg
 from toolproxy.util.words import counted
 
 DEFAULT_SCHEMAS = Path("schemas/mcp")
@@ -68,7 +69,7 @@ def cmd_drift(args: argparse.Namespace) -> int:
 
     from toolproxy.mcp.drift import load_drift, render_drift
 
-    report = load_drift(args.capture, args.server)
+    report = load_drift(args.capture, args.server, args.origin)
     if args.json:
         print(json.dumps(report.model_dump(mode="json"), indent=2, ensure_ascii=False))
     else:
@@ -91,7 +92,7 @@ def cmd_budget(args: argparse.Namespace) -> int:
 
     from toolproxy.mcp.budget import compute_budget, load_requests, render_budget
 
-    report = compute_budget(load_requests(args.capture, one_session(args)))
+    report = compute_budget(load_requests(args.capture, one_session(args), args.origin))
     if args.json:
         data = report.model_dump(mode="json")
         data["requests"] = data["requests"][: args.top]
@@ -108,7 +109,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     from toolproxy.mcp.check import load_checks, summarize
     from toolproxy.util.table import format_table
 
-    checks = load_checks(args.capture, one_session(args))
+    checks = load_checks(args.capture, one_session(args), args.origin)
     summary = summarize(checks)
     shown = [c for c in checks if not c.check.valid] if args.failed else checks
     if args.json:
@@ -204,13 +205,18 @@ def register(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
         help=f"snapshot folder, one JSON file per tool (default: {DEFAULT_SCHEMAS})",
     )
 
+    # the agent's own traffic by default: a replay re-offers the recorded tools, once per
+    # candidate and repeat, and its candidates' calls are not the agent's
     p = add("drift", cmd_drift)
     p.add_argument("--server", action="append", default=[], help="only these servers")
+    add_origin_arg(p, "captured")
 
     p = add("budget", cmd_budget)
     p.add_argument("--session", help="only this session")
     p.add_argument("--top", type=options.count, default=20, help="rows of the per-request table")
+    add_origin_arg(p, "captured")
 
     p = add("check", cmd_check)
     p.add_argument("--session", help="only this session")
     p.add_argument("--failed", action="store_true", help="only calls that fail validation")
+    add_origin_arg(p, "captured")

@@ -33,11 +33,14 @@ from collections import defaultdict
 from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field, computed_field
 
 from toolproxy.records import ToolOffered, canonical_json
+
+if TYPE_CHECKING:
+    from toolproxy.store.filters import Origin
 
 Method = Literal["provider_usage_diff", "estimate_chars_div_4"]
 MEASURED: Method = "provider_usage_diff"
@@ -288,13 +291,16 @@ def _loads(text: Any) -> Any:
     return json.loads(text) if isinstance(text, str) else text
 
 
-def load_requests(capture: Path, session: str | None = None) -> list[BudgetRequest]:
-    """The model requests of a capture (or one session) with their tools blocks."""
+def load_requests(
+    capture: Path, session: str | None = None, origin: Origin = "any"
+) -> list[BudgetRequest]:
+    """The model requests of `origin` in a capture (or one session) with their tools
+    blocks."""
     from toolproxy import store
     from toolproxy.store.queries.mcp import model_requests
 
     with store.reading(capture) as r:
-        exchanges, offered = model_requests(r, session)
+        exchanges, offered = model_requests(r, session, origin)
     tools: dict[str, list[ToolOffered]] = defaultdict(list)
     for exchange_id, position, name, kind, description, parameters, hash_ in offered:
         tools[exchange_id].append(

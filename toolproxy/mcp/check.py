@@ -11,7 +11,7 @@ import json
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field, computed_field
 
@@ -19,6 +19,9 @@ from toolproxy.records import ToolCall
 from toolproxy.schema.resolving import SchemaSource, resolve_schema
 from toolproxy.schema.validator import SchemaCheck, check_tool_call
 from toolproxy.wire.leaked import find_leaked_calls
+
+if TYPE_CHECKING:
+    from toolproxy.store.filters import Origin
 
 
 class CallCheck(BaseModel):
@@ -109,16 +112,18 @@ def _checked(
     )
 
 
-def load_checks(capture: Any, session: str | None = None) -> list[CallCheck]:
-    """Check every recorded tool call of a capture (or of one session), then every call a
-    server lost in a reply's text (`leaked` says its format)."""
+def load_checks(
+    capture: Any, session: str | None = None, origin: Origin = "any"
+) -> list[CallCheck]:
+    """Check every recorded tool call of `origin` in a capture (or of one session), then
+    every call a server lost in a reply's text (`leaked` says its format)."""
     from toolproxy import store
     from toolproxy.store.queries.mcp import calls_with_model, server_tools, texts_without_calls
 
     with store.reading(capture) as r:
-        calls, tools = calls_with_model(r, session)
+        calls, tools = calls_with_model(r, session, origin)
         servers = server_tools(r)
-        texts, text_tools = texts_without_calls(r, session)
+        texts, text_tools = texts_without_calls(r, session, origin)
     parsed: dict[str, Any] = {}
     offered = _offered_of(tools, parsed)
     checks = []

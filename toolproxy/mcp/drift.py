@@ -49,13 +49,16 @@ import json
 from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field, computed_field
 
 from toolproxy.errors import UserError
 from toolproxy.mcp.schemadiff import Change, diff_tool
 from toolproxy.wire.toolnames import match_tool
+
+if TYPE_CHECKING:
+    from toolproxy.store.filters import Origin
 
 
 class NoSchemas(UserError):
@@ -235,8 +238,9 @@ def _loads(text: Any) -> Any:
     return json.loads(text) if isinstance(text, str) else text
 
 
-def load_drift(capture: Path, servers: Sequence[str] = ()) -> DriftReport:
-    """Read a capture and compute its drift report (only `servers`, when given)."""
+def load_drift(capture: Path, servers: Sequence[str] = (), origin: Origin = "any") -> DriftReport:
+    """Read a capture and compute its drift report (only `servers`, when given) over the
+    exchanges of `origin`."""
     from toolproxy import store
     from toolproxy.store.queries import mcp as reads
 
@@ -247,8 +251,8 @@ def load_drift(capture: Path, servers: Sequence[str] = ()) -> DriftReport:
             raise NoSchemas(
                 f"{capture} has no pulled MCP schemas{which}; run `toolproxy mcp pull` first"
             )
-        versions = reads.offered_versions(r)
-        calls = reads.call_counts(r)
+        versions = reads.offered_versions(r, origin)
+        calls = reads.call_counts(r, origin)
     return compute_drift(
         [
             OfferedVersion(

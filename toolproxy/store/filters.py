@@ -15,6 +15,17 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 MODEL_FORMATS = ("openai_chat", "openai_responses", "anthropic_messages")
 REPLAY_PROXY_PREFIX = "replay:"  # the proxy_id of exchanges a replay wrote
+Origin = Literal["captured", "replayed", "any"]
+
+
+def origin_sql(origin: Origin, alias: str = "e") -> str:
+    """The condition on exchanges (as `alias`) that keeps those of `origin`: captured by a
+    proxy, or written by a replay (its `proxy_id` is `replay:<run>`)."""
+    if origin == "any":
+        return "TRUE"
+    replayed = f"coalesce({alias}.proxy_id, '') LIKE '{REPLAY_PROXY_PREFIX}%'"
+    return replayed if origin == "replayed" else f"NOT {replayed}"
+
 
 # A turn a grader or a replayer can use: a model API, parsed, answered without an error.
 USABLE_TURN = (
@@ -64,9 +75,7 @@ class ExchangeFilter(BaseModel):
     text: str | None = Field(
         default=None, description="case-insensitive text in messages, replies or calls"
     )
-    origin: Literal["captured", "replayed", "any"] = Field(
-        default="any", description="captured by a proxy, or written by a replay"
-    )
+    origin: Origin = Field(default="any", description="captured by a proxy, or written by a replay")
     model_turns: bool = Field(
         default=False, description="only usable model turns (parsed, answered, no error)"
     )
@@ -140,8 +149,7 @@ def where_sql(f: ExchangeFilter, params: dict[str, Any]) -> str:
             "$f_text)))",
         )
     if f.origin != "any":
-        replayed = f"coalesce(e.proxy_id, '') LIKE '{REPLAY_PROXY_PREFIX}%'"
-        where.append(replayed if f.origin == "replayed" else f"NOT {replayed}")
+        where.append(origin_sql(f.origin))
     if f.model_turns:
         where.append(f"({USABLE_TURN})")
     return " AND ".join(where) or "TRUE"

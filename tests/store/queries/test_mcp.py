@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
-from tests.seeded import WEATHER, at
+import pytest
+
+from tests.builders import chat_exchange
+from tests.seeded import WEATHER, CaptureRows, at, weather_tool
 from toolproxy import store
+from toolproxy.records import ToolCall
 from toolproxy.store.queries import mcp
 
 
@@ -42,3 +46,48 @@ def test_model_requests_skip_other_traffic(seeded_capture):
     assert [x[0] for x in requests] == ["a-0", "a-1", "a-2", "b-0", "b-1", "c-0", "r-0"]
     assert [x[0] for x in only_a] == ["a-0", "a-1", "a-2"]
     assert len(offered) == 6
+
+
+@pytest.fixture
+def replayed_too(tmp_path):
+    """A captured turn and two replayed ones (a candidate, k=2), each offering get_weather
+    and calling it; and one captured reply whose text holds a lost call."""
+    rows = CaptureRows()
+    for eid, session, proxy in (
+        ("x-0", "s-x", "p"),
+        ("y-0", "replay:r:cand:s-x:0", "replay:r"),
+        ("y-1", "replay:r:cand:s-x:1", "replay:r"),
+    ):
+        call = ToolCall(index=0, name="get_weather", arguments_raw='{"city": "Oslo"}')
+        ex = chat_exchange(eid, session, at(len(eid)), proxy_id=proxy, model_requested="m")
+        rows.turn(ex, calls=[call], offered=[weather_tool()])
+    text = '<tool_call>{"name": "get_weather", "arguments": {"city": "Rome"}}</tool_call>'
+    lost = chat_exchange("z-0", "replay:r:cand:s-z:0", at(9), proxy_id="replay:r")
+    rows.turn(lost.model_copy(update={"assistant_text": text}), offered=[weather_tool()])
+    return rows.write(tmp_path / "cap")
+
+
+@pytest.mark.parametrize(
+    ("origin", "exchanges"),
+    [
+        ("captured", ["x-0"]),
+        ("replayed", ["y-0", "y-1", "z-0"]),
+        ("any", ["x-0", "y-0", "y-1", "z-0"]),
+    ],
+)
+def test_the_mcp_reads_keep_the_exchanges_of_an_origin(replayed_too, origin, exchanges):
+    with store.reading(replayed_too) as r:
+        requests, offered = mcp.model_requests(r, None, origin)
+        assert [x[0] for x in requests] == exchanges
+        assert sorted({o.exchange_id for o in offered}) == exchanges
+        ((_, _, _, _, seen, _, _),) = mcp.offered_versions(r, origin)
+        assert seen == len(exchanges)
+        callers = [x for x in exchanges if x != "z-0"]
+        assert [(n, k) for n, k, _, _ in mcp.call_counts(r, origin)] == [
+            ("get_weather", len(callers))
+        ]
+        calls, tools = mcp.calls_with_model(r, None, origin)
+        assert [c.exchange_id for c, _ in calls] == callers
+        assert sorted({t.exchange_id for t in tools}) == callers
+        texts, _ = mcp.texts_without_calls(r, None, origin)
+        assert [t[0] for t in texts] == [x for x in exchanges if x == "z-0"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from toolproxy.store.filters import REPLAY_PROXY_PREFIX, USABLE_TURN, ExchangeFilter, where_sql
+from toolproxy.store.filters import USABLE_TURN, ExchangeFilter, origin_sql, where_sql
 from toolproxy.store.reader import Reader
 from toolproxy.store.rows import ModelTurn
 
@@ -28,10 +28,7 @@ def model_turns(r: Reader, where: ExchangeFilter, whole_sessions: bool = False) 
     `matched`. With `whole_sessions`, also every other exchange of a session that has a
     matched usable turn (a session is replayed whole). `where.origin` bounds both."""
     params: dict[str, Any] = {}
-    origin = "TRUE"
-    if where.origin != "any":
-        replayed = f"coalesce(e.proxy_id, '') LIKE '{REPLAY_PROXY_PREFIX}%'"
-        origin = replayed if where.origin == "replayed" else f"NOT {replayed}"
+    origin = origin_sql(where.origin)
     matched = where_sql(where.model_copy(update={"origin": "any"}), params)
     selected = "matched"
     if whole_sessions:
