@@ -9,6 +9,7 @@ refresh, and ``version()`` tells it whether to refresh at all, without opening D
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import closing, contextmanager
 from pathlib import Path
@@ -27,6 +28,20 @@ from toolproxy.store.connection import (
 from toolproxy.store.segments import SEGMENTS_DIR, placeholder, segment_glob
 
 Params = Sequence[Any] | dict[str, Any] | None
+VANISHED_TRIES = 5  # runs of a query whose files compaction keeps deleting under it
+_CANNOT_OPEN = re.compile(r'Cannot open file "([^"]+)"')
+
+
+def vanished(error: duckdb.Error, root: Path) -> bool:
+    """Whether `error` is a scan that could not open a file of the capture at `root` that
+    is no longer there: a recording proxy's worker compacted it into a pending Parquet file
+    and deleted it after the view had listed it (`compaction.compact_folder`), or merged a
+    pending file away. Run again, the query's views skip it and read what holds its rows."""
+    found = _CANNOT_OPEN.search(str(error))
+    if not isinstance(error, duckdb.IOException) or found is None:
+        return False
+    path = Path(found.group(1))
+    return path.is_relative_to(root) and not os.path.lexists(path)
 
 
 class Reader:
@@ -53,10 +68,19 @@ class Reader:
             raise QueryError(str(e)) from e
 
     def rows(self, sql: str, params: Params = None) -> list[tuple[Any, ...]]:
-        try:
-            return self._con.execute(sql, params).fetchall()
-        except duckdb.Error as e:
-            raise QueryError(str(e)) from e
+        return self.read(sql, params, lambda cur: cur.fetchall())
+
+    def read[T](self, sql: str, params: Params, fetch: Callable[[Any], T]) -> T:
+        """`fetch(cursor)` of the query; run again when it failed only because a file its
+        views had listed was deleted meanwhile (`vanished`); DuckDB's errors as `QueryError`."""
+        for attempt in range(1, VANISHED_TRIES + 1):
+            try:
+                return fetch(self._con.execute(sql, params))
+            except duckdb.Error as e:
+                if attempt < VANISHED_TRIES and vanished(e, self.root):
+                    continue
+                raise QueryError(str(e)) from e
+        raise AssertionError("unreachable: the last try returns or raises")
 
     def typed[R](self, make: Callable[..., R], sql: str, params: Params = None) -> list[R]:
         """Each row as `make(*row)` (a NamedTuple or dataclass with the columns' order)."""
@@ -84,11 +108,9 @@ class Reader:
 
     def named(self, sql: str, params: Params = None) -> tuple[list[str], list[tuple[Any, ...]]]:
         """(column names, rows): for the user's own SQL (`toolproxy sql`), not the store's."""
-        try:
-            cur = self._con.execute(sql, params)
-            return [d[0] for d in cur.description or []], cur.fetchall()
-        except duckdb.Error as e:
-            raise QueryError(str(e)) from e
+        return self.read(
+            sql, params, lambda cur: ([d[0] for d in cur.description or []], cur.fetchall())
+        )
 
 
 @contextmanager

@@ -15,7 +15,6 @@ from toolproxy.store import catalog, gradewrites
 from toolproxy.store.connection import (
     QueryError,
     _existing_root,
-    _scalar,
     open_capture,
 )
 from toolproxy.store.files import has_pending, rel
@@ -34,16 +33,15 @@ def query(
     """Run the user's own SQL statement (``toolproxy sql``) on a read-only connection:
     (column names, rows). The store's own queries are in ``toolproxy.store.queries``.
 
-    DuckDB's errors come back as ``QueryError`` with DuckDB's message.
+    DuckDB's errors come back as ``QueryError`` with DuckDB's message; a query that met a
+    file compaction deleted under it is run again (`Reader`).
     """
     with closing(open_capture(path)) as con:
         try:
             _reads_only(con, sql)
-            cur = con.execute(sql, params)
-            names = [d[0] for d in cur.description or []]
-            return names, cur.fetchall()
         except duckdb.Error as e:
             raise QueryError(str(e)) from e
+        return Reader(con, Path(path)).named(sql, params)
 
 
 # What a read is: a query, or EXPLAIN of one. A read-only connection refuses to change the
@@ -63,47 +61,44 @@ def _reads_only(con: duckdb.DuckDBPyConnection, sql: str) -> None:
             )
 
 
-def _dicts(cur: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
-    names = [d[0] for d in cur.description or []]
-    return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
-
-
 def summary(path: Path | str) -> dict[str, Any]:
     """Counts per table, pending segment files, sessions, time range and proxies."""
     root = _existing_root(path)
     with closing(open_capture(root)) as con:
-        done = {f for (f,) in con.execute("SELECT file FROM compacted_segments").fetchall()}
+        r = Reader(con, root)  # a query that meets a compaction of a live capture runs again
+        done = {f for (f,) in r.rows("SELECT file FROM compacted_segments")}
         counts = {
-            t: _grade_rows(con, root, done)
+            t: _grade_rows(r, root, done)
             if t == "grades"
-            else _scalar(con, f"SELECT count(*) FROM {catalog.quote(t)}")
+            else r.scalar(f"SELECT count(*) FROM {catalog.quote(t)}")
             for t in TABLES
         }
-        first, last = con.execute(
+        ((first, last),) = r.rows(
             "SELECT min(started_at), max(coalesce(ended_at, started_at)) FROM exchanges"
-        ).fetchone() or (None, None)
+        )
+        names, proxies = r.named('SELECT * FROM proxy_runs_latest ORDER BY "at"')
         return {
             "capture": str(root),
             "tables": counts,
             "segments_pending": sum(
                 rel(root, p) not in done for files in list_segments(root).values() for p in files
             ),
-            "sessions": _scalar(con, "SELECT count(*) FROM sessions"),
+            "sessions": r.scalar("SELECT count(*) FROM sessions"),
             "first": first,
             "last": last,
-            "proxies": _dicts(con.execute('SELECT * FROM proxy_runs_latest ORDER BY "at"')),
+            "proxies": [dict(zip(names, row, strict=True)) for row in proxies],
             "warnings": [
                 f"proxy {proxy}: its recorder worker died at {at}; recording went on "
                 f"in-process, and up to {window} s of exchanges the worker held were lost"
-                for proxy, at, window in con.execute(
+                for proxy, at, window in r.rows(
                     'SELECT proxy_id, min("at"), max(flush_interval_s) FROM proxy_runs '
                     "WHERE event = 'fallback' GROUP BY 1 ORDER BY 2"
-                ).fetchall()
+                )
             ],
         }
 
 
-def _grade_rows(con: duckdb.DuckDBPyConnection, root: Path, done: set[str]) -> int:
+def _grade_rows(r: Reader, root: Path, done: set[str]) -> int:
     """count(*) of `grades`, a segment file's rows counted by the summary written with it
     (`gradewrites.rows_written`): counting parsed every grade, 6.5 s for ten runs of 90,818
     cases. A file compacted meanwhile is counted by the view, which leaves it out for its
@@ -111,7 +106,7 @@ def _grade_rows(con: duckdb.DuckDBPyConnection, root: Path, done: set[str]) -> i
     round may have just compacted one), or when the table's empty file is missing."""
     # without the table's empty file, `rows_of` of no file would read every file
     if has_pending(root) or not placeholder(root, "grades").exists():
-        return int(_scalar(con, "SELECT count(*) FROM grades"))
+        return int(r.scalar("SELECT count(*) FROM grades"))
     summed, other = 0, []
     for path in list_segments(root)["grades"]:
         rows = None if rel(root, path) in done else gradewrites.rows_written(path)
@@ -119,9 +114,9 @@ def _grade_rows(con: duckdb.DuckDBPyConnection, root: Path, done: set[str]) -> i
             other.append(path)
         else:
             summed += rows
-    rest = _scalar(con, f"SELECT count(*) FROM {Reader(con, root).rows_of('grades', other)}")
+    rest = r.scalar(f"SELECT count(*) FROM {r.rows_of('grades', other)}")
     if has_pending(root):  # one appeared meanwhile: its rows may be counted twice
-        return int(_scalar(con, "SELECT count(*) FROM grades"))
+        return int(r.scalar("SELECT count(*) FROM grades"))
     return summed + int(rest)
 
 
@@ -170,11 +165,14 @@ def export_file(
         source = _source(con, table, types, where)
         target = str(out).replace("'", "''")
         rows = f"SELECT * FROM {source}"
+        r = Reader(con, Path(path))  # COPY writes `out` anew if run again (`Reader.read`)
         try:
-            con.execute(f"COPY ({rows}{by}) TO '{target}' ({options})")
-        except duckdb.IOException as e:  # 'IO Error: Cannot open file "…": the reason'
+            r.read(f"COPY ({rows}{by}) TO '{target}' ({options})", None, lambda cur: None)
+        except QueryError as e:  # 'IO Error: Cannot open file "…": the reason'
+            if not isinstance(e.__cause__, duckdb.IOException):
+                raise
             raise UserError(f"cannot write {out}: {str(e).rsplit(': ', 1)[-1]}") from None
-        return int(_scalar(con, f"SELECT count(*) FROM {source}"))
+        return int(r.scalar(f"SELECT count(*) FROM {source}"))
 
 
 def export_jsonl(
@@ -188,17 +186,22 @@ def export_jsonl(
         types, by = _types_and_order(con, table)
         source = _source(con, table, types, where)  # a bad filter is refused before writing
         json_cols = [c for c, t in types.items() if t == "JSON"]
-        cur = con.execute(f"SELECT * FROM {source}{by}")
+        # the first rows read again if a compaction deleted a file under the query (in time
+        # order, every file is read before the first row comes); what is written stays
+        cur, chunk = Reader(con, Path(path)).read(
+            f"SELECT * FROM {source}{by}", None, lambda c: (c, c.fetchmany(1000))
+        )
         names = [d[0] for d in cur.description or []]
         count = 0
         with _text_out(out) as f:
-            while chunk := cur.fetchmany(1000):
+            while chunk:
                 for values in chunk:
                     row = dict(zip(names, values, strict=True))
                     for c in json_cols:
                         row[c] = None if row[c] is None else json.loads(row[c])
                     f.write(json.dumps(row, ensure_ascii=False, default=_iso) + "\n")
                 count += len(chunk)
+                chunk = cur.fetchmany(1000)
         return count
 
 
