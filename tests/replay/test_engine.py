@@ -6,7 +6,7 @@ import asyncio
 from collections import Counter
 
 from toolproxy.records import ToolCall
-from toolproxy.replay.engine import MemorySink, plan_cells, run_matrix
+from toolproxy.replay.engine import MemorySink, done_in_plan, plan_cells, run_matrix
 from toolproxy.replay.loop import Backoff
 from toolproxy.replay.model import Candidate, ReplayConfig, ReplayItem, Step
 from toolproxy.scripted import Reply, Script, ScriptedCall
@@ -221,3 +221,11 @@ def test_plan_cells_lists_what_is_left_per_candidate(scripted_upstream):
         "good": [("a", 1)],
         "wrong": [("a", 0), ("a", 1)],
     }
+
+
+def test_the_done_cells_of_a_plan_and_how_many_others_the_run_holds(scripted_upstream):
+    cfg = config(scripted_upstream, ["good"], repeats=2)
+    done = {("good", "a", 0), ("good", "a", 2), ("good", "old", 0), ("gone", "a", 0)}
+    held, others = done_in_plan(cfg, [item("a")], done)
+    assert held == {("good", "a", 0)}  # repeat 2 is past k, "old" is not planned
+    assert others == 2  # a candidate not in the config is not counted

@@ -171,7 +171,7 @@ def progress_bars(config: ReplayConfig, todo: dict[str, int], quiet: bool) -> It
 
 def cmd_replay(args: argparse.Namespace) -> int:
     """Re-send captured sessions or cases to candidate models, resumably, then grade them."""
-    from toolproxy.replay.engine import plan_cells
+    from toolproxy.replay.engine import done_in_plan, plan_cells
 
     config, repeats = load_config(args.config), args.repeats
     if args.suite:
@@ -193,16 +193,14 @@ def cmd_replay(args: argparse.Namespace) -> int:
     live = build_live_tools(args, capture) if args.tools == "live" else None
     done, server_tools = read_state(capture, run, config)
     todo = {name: len(cells) for name, cells in plan_cells(config, items, done).items()}
-    planned = {i.item_id for i in items}
-    ours = {c for c in done if c[0] in keys}
-    resumed = {c for c in ours if c[1] in planned and c[2] < config.repeats}
+    resumed, elsewhere = done_in_plan(config, items, done)
     print(
         f"replay {run}: {len(items)} item(s) x {len(config.candidates)} candidate(s) x "
         f"k={config.repeats}; {sum(todo.values())} cell(s) to play"
         + (f", {len(resumed)} already done" if resumed else ""),
         file=sys.stderr,
     )
-    if elsewhere := len(ours) - len(resumed):  # kept in the run, left out of this summary
+    if elsewhere:  # kept in the run, left out of this summary
         print(
             f"note: run {run} also holds {counted(elsewhere, 'cell')} of items this plan does "
             "not replay (other cases or turns, or repeats past k): kept, not summed here",

@@ -131,6 +131,19 @@ def plan_cells(
     }
 
 
+def done_in_plan(
+    config: ReplayConfig, items: Iterable[ReplayItem], done: set[CellKey]
+) -> tuple[set[CellKey], int]:
+    """The cells of `done` this plan holds (its candidates, items and repeats), and how many
+    other cells of its candidates the run holds (other cases or turns, repeats past k):
+    kept in the run, not in this plan's summary."""
+    names = {c.name for c in config.candidates}
+    planned = {i.item_id for i in items}
+    ours = {c for c in done if c[0] in names}
+    held = {c for c in ours if c[1] in planned and c[2] < config.repeats}
+    return held, len(ours) - len(held)
+
+
 async def run_matrix(
     config: ReplayConfig,
     items: Iterable[ReplayItem],
