@@ -6,7 +6,7 @@ the keys from the environment, build the live tools for `--tools live`, play the
 (`engine.run_matrix`) into the capture through `sink.StoreSink` with progress bars (in this
 process, or over `--workers` processes: `workers`; `--tools live` always plays here), then
 grade it (`grading.grade_replay`) and print one summary row per candidate plus the
-recorded production model, and the `toolproxy report` command to run next.
+recorded production model, and the `toolproxy report` command to run next (`replaysummary`).
 
 `toolproxy replay-diff` is `toolproxy.cli.replay.cmd_replay_diff`.
 """
@@ -30,23 +30,26 @@ from typing import TYPE_CHECKING, Any
 
 from toolproxy import store
 from toolproxy.cli.filters import filter_fields, resolve_prefixes
-from toolproxy.cli.output import tui_command
+from toolproxy.cli.replaysummary import (
+    hint_notes,
+    render_summary,
+    report_baseline,
+    report_command,
+    summarize,
+)
 from toolproxy.errors import UserError
 from toolproxy.grade.expectations import load_cases
 from toolproxy.grade.model import Case
 from toolproxy.grade.rows import GradeRow
-from toolproxy.replay.config import baseline_of, changed_candidates, load_config, resolve_key
-from toolproxy.replay.grading import grade_replay, grade_run_name, load_cells
-from toolproxy.replay.model import RECORDED, CellResult, ReplayConfig, ReplayItem
+from toolproxy.replay.config import changed_candidates, load_config, resolve_key
+from toolproxy.replay.grading import grade_replay, load_cells
+from toolproxy.replay.model import CellResult, ReplayConfig, ReplayItem
 from toolproxy.replay.shares import count_workers
 from toolproxy.replay.sink import StoreSink, writer_id
 from toolproxy.replay.summary import (
     CellBrief,
     brief,
-    candidate_rows,
     failure_notes,
-    mean,
-    pass_rate,
 )
 from toolproxy.replay.workers import usable_cpus
 from toolproxy.store.queries import mcp as mcp_reads
@@ -54,7 +57,6 @@ from toolproxy.store.queries import replays as replay_reads
 from toolproxy.suites import REPEATS as SUITE_REPEATS
 from toolproxy.suites import suite_path
 from toolproxy.util.gctools import frozen_gc, paused_gc
-from toolproxy.util.table import format_table
 from toolproxy.util.words import counted
 from toolproxy.wire.common import decoded
 
@@ -255,17 +257,6 @@ def cmd_replay(args: argparse.Namespace) -> int:
     return code
 
 
-def hint_notes(capture: Path, grades: dict[str, list[GradeRow]]) -> list[str]:
-    """The warning `grade` gives for failed cases that expect a matcher written wrong
-    (`grade.literalhint`), over every graded run, naming the first such run to browse."""
-    from toolproxy.grade.literalhint import hint_warning, hinted_failures
-
-    counts = {run: n for run, rows in grades.items() if (n := hinted_failures(rows))}
-    if not counts:
-        return []
-    return [hint_warning(sum(counts.values()), tui_command(capture, next(iter(counts))))]
-
-
 def resume_hint(args: argparse.Namespace, run: str) -> str:
     """What to type to go on with an interrupted run (the cells finished are kept)."""
     again = ["toolproxy", "replay", str(args.config), "--run", run, "-c", str(args.capture)]
@@ -348,79 +339,3 @@ def play_in_workers(p: Playing, workers: int) -> list[CellBrief]:
             except RuntimeError as exc:
                 again = f"run again with --run {p.run} to play the rest"
                 raise UserError(f"{exc}; {again}") from None
-
-
-def summarize(
-    capture: Path,
-    run: str,
-    config: ReplayConfig,
-    items: Sequence[ReplayItem],
-    grades: dict[str, list[GradeRow]],
-    briefs: Sequence[CellBrief],
-) -> list[dict[str, Any]]:
-    """One row per candidate (from the `briefs` of every finished cell), then the recorded
-    model's row when it was graded."""
-    rates = {c.name: pass_rate(grades.get(grade_run_name(run, c.name))) for c in config.candidates}
-    rows = candidate_rows(config, len(items), briefs, rates)
-    recorded = grades.get(grade_run_name(run, RECORDED))
-    if recorded:
-        ids = sorted({s.exchange_id for i in items for s in i.steps if s.exchange_id})
-        with store.reading(capture) as r:
-            found = replay_reads.recorded_speed(r, ids)
-        rows.append(
-            {
-                "candidate": RECORDED,
-                "model": ", ".join(sorted({m for m, _, _ in found if m})),
-                "cells": "",
-                "completed": "",
-                "diverged": "",
-                "failed": "",
-                "retries": "",
-                "recovered": "",
-                "pass_rate": pass_rate(recorded),
-                "ttft_ms": mean([t for _, t, _ in found]),
-                "tps": mean([t for _, _, t in found]),
-            }
-        )
-    return rows
-
-
-def render_summary(rows: Sequence[dict[str, Any]]) -> str:
-    """The summary as a plain table."""
-    columns = list(rows[0]) if rows else []
-    return format_table(columns, [[_show(r[c]) for c in columns] for r in rows])
-
-
-def report_baseline(config: ReplayConfig, run: str, grades: dict[str, list[GradeRow]]) -> str:
-    """The report's baseline: a candidate marked `baseline: true`, else the recorded
-    production model when graded, else the first candidate."""
-    marked = [c for c in config.candidates if c.baseline]
-    if marked:
-        return grade_run_name(run, marked[0].name)
-    if grade_run_name(run, RECORDED) in grades:
-        return grade_run_name(run, RECORDED)
-    return grade_run_name(run, baseline_of(config).name)
-
-
-def report_command(
-    capture: Path, run: str, config: ReplayConfig, grades: dict[str, list[GradeRow]], baseline: str
-) -> str | None:
-    """The `toolproxy report` line comparing every graded run of this replay."""
-    names = [n for n in grades if grades[n]]
-    if not names:
-        return None
-    ordered = sorted(names, key=lambda n: (not n.endswith(f":{RECORDED}"), n))
-    runs = " ".join(f"-r {_quote(n)}" for n in ordered)
-    return f"toolproxy report -c {_quote(str(capture))} {runs} --baseline {_quote(baseline)}"
-
-
-def _show(value: Any) -> Any:
-    if isinstance(value, float):
-        return round(value, 3)
-    return "" if value is None else value
-
-
-def _quote(text: str) -> str:
-    import shlex
-
-    return shlex.quote(text)
