@@ -271,7 +271,7 @@ def changed_candidates(
     problems = []
     for cand in config.candidates:
         now = cand.target()
-        before = sorted(Target(*t) for t in played.get(cand.name, ()) if Target(*t) != now)
+        before = sorted({Target(*t) for t in played.get(cand.name, ())} - {now})
         if before:
             problems.append(
                 f"run {run} played candidate {cand.name!r} as {before[0].shown()}; the config "
