@@ -30,6 +30,7 @@ from toolproxy.util.compiled import (  # noqa: E402
     MANIFEST,
     MODULES,
     NATIVE,
+    NATIVE_PARTS,
     package_digest,
     settled_stamp,
     usable_files,
@@ -45,6 +46,18 @@ def built_files(target: Path) -> dict[str, str]:
         name = ".".join((*rel.parts[:-1], rel.name.split(".")[0]))
         files[name] = rel.as_posix()
     return files
+
+
+def native_extension(extension: Any, module: str) -> Any:
+    """The setuptools `Extension` of C module `module`: its own `.c`, the other `.c` files
+    of `NATIVE_PARTS` (paths from its folder), and its headers as what it depends on."""
+    source = Path(*module.split(".")).with_suffix(".c")
+    parts = [Path(os.path.normpath(source.parent / name)) for name in NATIVE_PARTS.get(module, ())]
+    return extension(
+        module,
+        [str(source), *(str(p) for p in parts if p.suffix == ".c")],
+        depends=[str(p) for p in parts if p.suffix == ".h"],
+    )
 
 
 def write_manifest(target: Path, record: dict[str, Any], stamp: str | None, sources: Path) -> None:
@@ -75,7 +88,7 @@ def main() -> int:
             from mypyc.build import mypycify
             from setuptools import Extension, setup
 
-            native = [Extension(m, [str(Path(*m.split(".")).with_suffix(".c"))]) for m in NATIVE]
+            native = [native_extension(Extension, m) for m in NATIVE]
             setup(
                 name="toolproxy-compiled",
                 ext_modules=mypycify(paths, target_dir=tmp) + native,

@@ -48,20 +48,25 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, Final
 
-from toolproxy.grade.grades import ArgGrade, CallGrade, CaseGrade
-from toolproxy.grade.labels import Label, Stage, first_label, outranks
-from toolproxy.grade.matchers import Judge
+from toolproxy.grade.equality import deep_equal_py
+from toolproxy.grade.grades import ArgGrade, CallGrade, CaseGrade, call_grade_of, case_grade_of
+from toolproxy.grade.labels import PRECEDENCE, Label, Stage, first_label, outranks
+from toolproxy.grade.literalhint import literal_hint
+from toolproxy.grade.matchers import Judge, matches
 from toolproxy.grade.model import Case, ExpectedCall, Observation
 from toolproxy.grade.pairing import Pair, ToolNames, pair_calls
 from toolproxy.grade.parsestage import Call, call_arguments, views
-from toolproxy.grade.schemastage import Flagged, check_schema
-from toolproxy.grade.semantic import match_args, proven_args
-from toolproxy.schema.compiling import CompiledSchema, compile_unless_proven
+from toolproxy.grade.schemastage import Flagged, check_schema, type_label
+from toolproxy.grade.semantic import match_args, match_one, proven_args
+from toolproxy.records import ToolCall
+from toolproxy.schema.compiling import CompiledSchema, compile_unless_proven, compiled_by_id
 from toolproxy.schema.resolving import offered_schema, resolve_schema
 from toolproxy.util.absent import ABSENT
+from toolproxy.util.compiled import native
 from toolproxy.wire.leaked import find_leaked_calls
+from toolproxy.wire.toolnames import same_tool
 
-__all__ = ["Pair", "ToolNames", "grade_case", "make_grader", "offered_tools"]
+__all__ = ["Pair", "ToolNames", "grade_case", "grade_case_py", "make_grader", "offered_tools"]
 
 Grader = Callable[[Case, Observation], CaseGrade]
 Compiler = Callable[[Any], CompiledSchema]
@@ -107,6 +112,10 @@ def offered_tools(tools: Any) -> dict[str, Any]:
     return found
 
 
+# `nativegrade.c`'s grader (the same grade, or None: ask `grade_case_py`)
+NATIVE_GRADE: Final = native("toolproxy.grade.nativegrade", "grade")
+
+
 def grade_case(
     case: Case,
     observation: Observation,
@@ -115,7 +124,25 @@ def grade_case(
     *,
     compiler: Compiler | None = None,
 ) -> CaseGrade:
-    """Grade one case. Never raises on any observation; `compiler` (when None,
+    """Grade one case. Never raises on any observation. Graded in C when the compiled core
+    is built (`nativegrade.c`, which hands back what it does not read), else, and with a
+    `compiler`, by `grade_case_py`."""
+    if NATIVE_GRADE is not None and compiler is None:
+        found: CaseGrade | None = NATIVE_GRADE(case, observation, judge, server_tools)
+        if found is not None:
+            return found
+    return grade_case_py(case, observation, judge, server_tools, compiler=compiler)
+
+
+def grade_case_py(
+    case: Case,
+    observation: Observation,
+    judge: Judge | None = None,
+    server_tools: Sequence[ServerTool] = (),
+    *,
+    compiler: Compiler | None = None,
+) -> CaseGrade:
+    """`grade_case` in Python only (what the C grader is held to); `compiler` (when None,
     `compile_unless_proven`, called directly rather than through a function object) is for
     benchmarks."""
     observed = views(observation.calls)
@@ -135,8 +162,7 @@ def grade_case(
         grade = _finish(base, missing or [_selection(None, None, "no_call")])
         return _leaked(grade, case, observation, judge, server_tools, compiler)
     tools = offered_tools(observation.offered or case.tools)
-    servers = tuple({s for s, _, _ in server_tools}) if server_tools else ()
-    names = ToolNames(tools, servers)
+    names = ToolNames(tools, server_names(server_tools) if server_tools else ())
     pairs = pair_calls(case, observed, names)
     if any(label for _, _, label in pairs):
         return _finish(
@@ -304,3 +330,55 @@ def _merged(matched: list[ArgGrade], flagged: Flagged) -> list[ArgGrade]:
     found = [flagged[a.name][1] if a.name in flagged else a for a in matched]
     names = {a.name for a in matched}
     return found + [grade for name, (_, grade) in flagged.items() if name not in names]
+
+
+def server_names(server_tools: Sequence[ServerTool]) -> tuple[str, ...]:
+    """The real MCP servers `server_tools` name (a tool name's prefix counts for them)."""
+    return tuple({s for s, _, _ in server_tools})
+
+
+def read_arguments(call: ToolCall) -> Any:
+    """A call's arguments as pairing reads them: the object, or None (`call_arguments`)."""
+    return call_arguments(Call(call), incomplete=False)[0]
+
+
+def schema_proves(schema: Any, args: dict[str, Any]) -> bool:
+    """Would the schema stage find nothing to say of `args`? Proven valid without a
+    compile or by the quick path, or checked by a usable validator with no error (for
+    `nativegrade.c`, where its glance hands back)."""
+    compiled = compile_unless_proven(schema, args)
+    if compiled is None or compiled.accepts(args):
+        return True
+    if not compiled.usable:
+        return False
+    try:
+        return next(iter(compiled.iter_errors(args)), None) is None
+    except Exception:  # noqa: BLE001 - `check_schema` words it: the Python grader's call
+        return False
+
+
+def native_hooks(equal_api: Any, glance_api: Any) -> dict[str, Any]:
+    """What `nativegrade.configure` is given: the records it builds, the Python it asks
+    (see nativegrade.c), and the C readings of `nativeequal.c` and `nativeglance.c` (their
+    `_C_API` capsules)."""
+    return {
+        "case_grade": case_grade_of, "call_grade": call_grade_of, "Call": Call,
+        "ToolCall": ToolCall, "grade_call": _grade_call, "match_one": match_one,
+        "matches": matches, "deep_equal": deep_equal_py, "literal_hint": literal_hint,
+        "same_tool": same_tool, "read_arguments": read_arguments,
+        "schema_proves": schema_proves, "resolve": resolve_schema,
+        "server_names": server_names, "precedence": PRECEDENCE,
+        "incomplete_finish": INCOMPLETE_FINISH, "extra_note": EXTRA, "type_label": type_label,
+        "compiled": compiled_by_id(),
+        "equal": equal_api, "glance": glance_api,
+    }  # fmt: skip
+
+
+def _configure_native() -> None:
+    configure = native("toolproxy.grade.nativegrade", "configure")
+    if configure is not None:
+        equal = native("toolproxy.grade.nativeequal", "_C_API")
+        configure(native_hooks(equal, native("toolproxy.schema.nativeglance", "_C_API")))
+
+
+_configure_native()

@@ -213,3 +213,50 @@ class CaseGrade(Record):
         if name == "calls" and isinstance(value, list):
             return [CallGrade.model_validate(c) for c in value]
         return value
+
+
+def call_grade_of(
+    expected_tool: str | None,
+    actual_tool: str | None,
+    call_id: str | None,
+    stage_failed: Stage | None,
+    label: Label | None,
+    schema_source: str | None,
+    errors: list[str],
+    args: list[Any],
+) -> CallGrade:
+    """A CallGrade whose arguments' grades come flat: each an ArgGrade, or its name, bucket
+    and detail in a row (`nativegrade.c` builds them so: a call of a class from C parses
+    its arguments against a format string, twice the cost of this function's own)."""
+    found: list[ArgGrade] = []
+    i, n = 0, len(args)
+    while i < n:
+        item = args[i]
+        if isinstance(item, ArgGrade):
+            found.append(item)
+            i += 1
+        else:
+            found.append(ArgGrade(item, args[i + 1], args[i + 2]))
+            i += 3
+    return CallGrade(
+        expected_tool, actual_tool, call_id, stage_failed, label, schema_source, errors, found
+    )
+
+
+def case_grade_of(
+    case_id: str,
+    passed: bool,
+    exchange_id: str | None,
+    session_id: str | None,
+    model: str | None,
+    label: Label | None,
+    not_graded: bool,
+    calls: list[CallGrade],
+    called_tools: list[str],
+    expected_tools: list[str],
+) -> CaseGrade:
+    """A CaseGrade from its fields in order (for `nativegrade.c`, as `call_grade_of`)."""
+    return CaseGrade(
+        case_id, passed, exchange_id, session_id, model, label, not_graded, calls,
+        called_tools, expected_tools,
+    )  # fmt: skip

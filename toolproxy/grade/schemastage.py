@@ -80,9 +80,7 @@ def _label_error(error: QuickError) -> tuple[Label, list[tuple[str, Bucket]]]:
         missing = [r for r in value if isinstance(r, str) and r not in instance]
         return "missing_required", [(_path([*where, r]), "missing") for r in missing]
     if keyword == "type":
-        types = value if isinstance(value, list) else [value]
-        fits = any(_is_type(c, t) for c in coercions(instance) for t in types)
-        return ("type_coercion" if fits else "schema_violation"), [(_path(where), "malformed")]
+        return type_label(instance, value), [(_path(where), "malformed")]
     if keyword in ("additionalProperties", "unevaluatedProperties") and isinstance(instance, dict):
         extras = _extras(error, instance) or [""]
         return "hallucinated_param", [
@@ -99,6 +97,14 @@ def _label_error(error: QuickError) -> tuple[Label, list[tuple[str, Bucket]]]:
             return best[0]
     bucket: Bucket = "hallucinated" if keyword in WRONG_VALUE_KEYWORDS else "malformed"
     return "schema_violation", [(_path(where), bucket)]
+
+
+def type_label(instance: Any, types: Any) -> Label:
+    """A `type` error's label: type_coercion when the value converts losslessly into one of
+    `types` (a name or a list of names), else schema_violation."""
+    names = types if isinstance(types, list) else [types]
+    fits = any(_is_type(c, t) for c in coercions(instance) for t in names)
+    return "type_coercion" if fits else "schema_violation"
 
 
 def _first(

@@ -46,7 +46,7 @@ def match_args(
                 failed.append(("missing_required", grade))
             continue
         present += 1
-        label, grade = _match_one(name, m, value, judge, failed_before)
+        label, grade = match_one(name, m, value, judge, failed_before)
         found.append(grade)
         if label is not None:
             failed.append((label, grade))
@@ -59,7 +59,7 @@ def proven_args(
     e: ExpectedCall, args: dict[str, Any], failed: list[tuple[Label, ArgGrade]]
 ) -> list[ArgGrade]:
     """`match_args` for a call whose expected arguments pairing found all present and
-    matching: `matches` is True only where `_match_one` grades ok (never for a judge),
+    matching: `matches` is True only where `match_one` grades ok (never for a judge),
     and an ok grade carries no detail. Arguments the expectation does not name as there."""
     found = [ArgGrade(name, "ok") for name in e.args]
     if not e.allow_extra_args and len(e.args) < len(args):
@@ -81,9 +81,11 @@ def _invented(
             failed.append(("hallucinated_param", grade))
 
 
-def _match_one(
+def match_one(
     name: str, m: Matcher, value: Any, judge: Judge | None, failed_before: bool
 ) -> tuple[Label | None, ArgGrade]:
+    """One present argument through its matcher: its label (None: not failed) and grade
+    (`failed_before`: the schema stage failed, so a judge is not asked)."""
     kind = m.kind
     if (kind == "exact" or kind == "any_of" or kind == "enum") and matches(m, value):
         return None, ArgGrade(name, "ok")  # the common case: `matches` says what `match` would

@@ -21,6 +21,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "nativeglance.h"
+
 #define MAX_DEPTH 64   /* quick.MAX_DEPTH (a test compares them) */
 #define PROVEN 1
 #define NOT_PROVEN 0
@@ -29,14 +31,14 @@
 static int node(PyObject *spec, PyObject *value, int present, int depth);
 
 /* Is `key` (an exact str) the ASCII literal `lit` of `n` characters? */
-static int is_key(PyObject *key, const char *lit, Py_ssize_t n)
+int is_key(PyObject *key, const char *lit, Py_ssize_t n)
 {
     return PyUnicode_GET_LENGTH(key) == n && PyUnicode_KIND(key) == PyUnicode_1BYTE_KIND &&
            memcmp(PyUnicode_DATA(key), lit, (size_t)n) == 0;
 }
 
 /* accepts.type_test: 1 or 0, -1 for a name that is no type's (`name` an exact str). */
-static int type_test(PyObject *name, PyObject *v)
+int type_test(PyObject *name, PyObject *v)
 {
     if (is_key(name, "string", 6))
         return Py_IS_TYPE(v, &PyUnicode_Type);
@@ -116,7 +118,7 @@ static char scalar_kind(PyObject *v)
 }
 
 /* glance._one_of over `n` options: is `value` one of them, compared by scalar_key? */
-static int one_of(PyObject *const *options, Py_ssize_t n, PyObject *value)
+int one_of(PyObject *const *options, Py_ssize_t n, PyObject *value)
 {
     char kind = scalar_kind(value);
     if (!kind)
@@ -279,6 +281,19 @@ static PyObject *answer(int found)
     Py_RETURN_NONE;
 }
 
+/* The C readings `nativegrade.c` calls directly, through the capsule `_C_API`. */
+static int glance_entry(PyObject *schema, PyObject *value)
+{
+    return node(schema, value, 1, 0);
+}
+
+int fits_entry(PyObject *schema)
+{
+    return node(schema, Py_None, 0, 0);
+}
+
+static const GlanceAPI entries = {glance_entry, fits_entry, type_test, plan_check};
+
 static PyObject *py_glance(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
     if (nargs != 2) {
@@ -297,6 +312,10 @@ static PyMethodDef methods[] = {
     {"glance", (PyCFunction)(void (*)(void))py_glance, METH_FASTCALL,
      "glance(schema, value): True, False, or None (ask schema.glance)"},
     {"fits", py_fits, METH_O, "fits(schema): True, False, or None (ask schema.glance)"},
+    {"plan", py_plan, METH_O,
+     "plan(schema): the schema glance reads, compiled (a capsule), or None when it does not fit"},
+    {"proves", (PyCFunction)(void (*)(void))py_proves, METH_FASTCALL,
+     "proves(plan, value): True when the plan proves value valid; False: ask glance"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -312,7 +331,15 @@ PyMODINIT_FUNC PyInit_nativeglance(void)
     if (no_names == NULL && (no_names = PyList_New(0)) == NULL)
         return NULL;
     PyObject *module = PyModule_Create(&definition);
-    if (module != NULL && PyModule_AddIntConstant(module, "MAX_DEPTH", MAX_DEPTH) < 0) {
+    if (module == NULL)
+        return NULL;
+    /* `entries` for other C modules (nativeglance.h) */
+    PyObject *api =
+        PyCapsule_New((void *)&entries, "toolproxy.schema.nativeglance._C_API", NULL);
+    int failed = PyModule_AddIntConstant(module, "MAX_DEPTH", MAX_DEPTH) < 0 ||
+                 PyModule_AddObjectRef(module, "_C_API", api) < 0;
+    Py_XDECREF(api);
+    if (failed) {
         Py_DECREF(module);
         return NULL;
     }

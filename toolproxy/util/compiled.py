@@ -3,7 +3,7 @@
 `scripts/compile_core.py` (run by `scripts/setup.sh`) compiles `MODULES` with mypyc, and
 the C modules `NATIVE` (a hot piece of the core written again in C, held to its Python by
 tests), into `<venv>/toolproxy-compiled/` and writes `manifest.json` beside them: the
-digest of every source file of the package (`.py`, `.pyi`, `.c`), the Python that built
+digest of every source file of the package (`.py`, `.pyi`, `.c`, `.h`), the Python that built
 them, and each module's compiled file.
 `activate` (run when `toolproxy` is imported) puts a finder first on `sys.meta_path` that
 loads those modules from their compiled files, and does nothing unless the manifest's
@@ -67,8 +67,20 @@ MODULES = (
     "toolproxy.wire.toolnames",
 )
 # C modules built beside them, each read by the module that imports it when present
-NATIVE = ("toolproxy.grade.nativeequal", "toolproxy.schema.nativeglance")
-SOURCES = (".py", ".pyi", ".c")  # what the build reads: an edit to any one stales it
+NATIVE = (
+    "toolproxy.grade.nativeequal",
+    "toolproxy.schema.nativeglance",
+    "toolproxy.grade.nativegrade",
+)
+# a C module's source files beside its own `.c` (in its folder), and the headers it reads
+NATIVE_PARTS = {
+    "toolproxy.grade.nativegrade": (
+        "nativepairing.c", "nativeschema.c", "nativesemantic.c", "nativegrade.h",
+        "../schema/nativeglance.h",
+    ),
+    "toolproxy.schema.nativeglance": ("nativeplan.c", "nativeglance.h"),
+}  # fmt: skip
+SOURCES = (".py", ".pyi", ".c", ".h")  # what the build reads: an edit to any one stales it
 FOLDER = "toolproxy-compiled"  # in the venv (sys.prefix): a fresh venv has none
 MANIFEST = "manifest.json"
 PURE_ENV = "TOOLPROXY_PURE"
