@@ -18,7 +18,7 @@ finite_json = st.recursive(
 
 # Schemas made only of what glance reads (type, properties, required, additionalProperties,
 # items, enum, const, annotations), nested, with names that json_path and the argument
-# paths write specially: what the C schema stage and a schema's plan read.
+# paths write specially: what the C schema stage reads (tests/grade/test_nativeschema.py).
 SUBSET_KEYS = st.sampled_from(["city", "unit", "", "ü", "a b", "it's", "a\n", "x1_", "b\\s"])
 _SCALARS = st.none() | st.booleans() | st.integers(-3, 3) | st.floats(-2, 2) | st.text(max_size=3)
 _TYPES = st.sampled_from(["string", "integer", "number", "boolean", "null", "array", "object"])

@@ -52,14 +52,15 @@ from toolproxy.grade.equality import deep_equal_py
 from toolproxy.grade.grades import ArgGrade, CallGrade, CaseGrade, call_grade_of, case_grade_of
 from toolproxy.grade.labels import PRECEDENCE, Label, Stage, first_label, outranks
 from toolproxy.grade.literalhint import literal_hint
-from toolproxy.grade.matchers import Judge, matches
+from toolproxy.grade.matchers import Judge, coercions, matches
 from toolproxy.grade.model import Case, ExpectedCall, Observation
 from toolproxy.grade.pairing import Pair, ToolNames, pair_calls
 from toolproxy.grade.parsestage import Call, call_arguments, views
 from toolproxy.grade.schemastage import Flagged, check_schema, type_label
 from toolproxy.grade.semantic import match_args, match_one, proven_args
+from toolproxy.grade.showing import show
 from toolproxy.records import ToolCall
-from toolproxy.schema.compiling import CompiledSchema, compile_unless_proven, compiled_by_id
+from toolproxy.schema.compiling import CompiledSchema, compile_unless_proven
 from toolproxy.schema.resolving import offered_schema, resolve_schema
 from toolproxy.util.absent import ABSENT
 from toolproxy.util.compiled import native
@@ -369,7 +370,7 @@ def native_hooks(equal_api: Any, glance_api: Any) -> dict[str, Any]:
         "schema_proves": schema_proves, "resolve": resolve_schema,
         "server_names": server_names, "precedence": PRECEDENCE,
         "incomplete_finish": INCOMPLETE_FINISH, "extra_note": EXTRA, "type_label": type_label,
-        "compiled": compiled_by_id(),
+        "show": show, "coercions": coercions,
         "equal": equal_api, "glance": glance_api,
     }  # fmt: skip
 

@@ -387,38 +387,13 @@ static int call_schema(Grading *g, Seen *o, PyObject **schema, PyObject **source
     return 0;
 }
 
-/* Does the plan of `schema`, compiled already (`CompiledSchema.plan`), prove `args` valid
-   (1)? 0: no plan, or ask glance; -1: an error. */
-static int planned(PyObject *schema, PyObject *args)
-{
-    if (PyDict_GET_SIZE(H.compiled) == 0)
-        return 0;
-    PyObject *key = PyLong_FromVoidPtr(schema);  /* id(schema) */
-    if (key == NULL)
-        return -1;
-    PyObject *hit = PyDict_GetItemWithError(H.compiled, key);
-    Py_DECREF(key);
-    if (hit == NULL || !PyTuple_CheckExact(hit) || PyTuple_GET_SIZE(hit) != 2 ||
-        PyTuple_GET_ITEM(hit, 0) != schema)
-        return PyErr_Occurred() ? -1 : 0;
-    PyObject *plan = GET(PyTuple_GET_ITEM(hit, 1), compiled, plan);
-    if (plan == NULL)
-        return -1;
-    int found = plan != Py_None && H.glance->plan_check(plan, args);
-    Py_DECREF(plan);
-    return found;
-}
-
 /* glance's answer for the call (1 valid, 0 not proven), or, where it hands back,
    schema_proves' (1, or 2: the Python grader grades the call). -1: an error. */
 static int glanced(PyObject *schema, PyObject *args)
 {
     if (schema == Py_None)
         return 1;
-    int found = planned(schema, args);
-    if (found != 0)
-        return found;
-    found = H.glance->glance(schema, args);
+    int found = H.glance->glance(schema, args);
     if (found >= 0)
         return found;
     PyObject *answer = PyObject_CallFunctionObjArgs(H.schema_proves, schema, args, NULL);
@@ -669,7 +644,7 @@ static int intern_strings(void)
         {&S.empty, ""}, {&S.properties, "properties"}, {&S.required, "required"},
         {&S.additionalProperties, "additionalProperties"}, {&S.items, "items"},
         {&S.const_, "const"}, {&S.type, "type"}, {&S.malformed, "malformed"},
-        {&S.arguments_path, "(arguments)"}, {&S.dollar, "$"}, {&S.plan, "plan"},
+        {&S.arguments_path, "(arguments)"}, {&S.dollar, "$"},
     };
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         if (*all[i].slot == NULL && (*all[i].slot = PyUnicode_InternFromString(all[i].text)) == NULL)
@@ -711,7 +686,7 @@ static void *capsule(PyObject *hooks, const char *key, const char *name)
         {&(h)->resolve, "resolve"}, {&(h)->server_names, "server_names"},                \
         {&(h)->precedence, "precedence"}, {&(h)->incomplete_finish, "incomplete_finish"}, \
         {&(h)->extra_note, "extra_note"}, {&(h)->type_label, "type_label"},               \
-        {&(h)->compiled, "compiled"}
+        {&(h)->show, "show"}, {&(h)->coercions, "coercions"}
 
 typedef struct {
     PyObject **slot;
@@ -733,6 +708,7 @@ static int labels(PyObject *precedence, int set)
         {&S.wrong_tool, "wrong_tool"}, {&S.parallel_collapse, "parallel_collapse"},
         {&S.spurious_call, "spurious_call"}, {&S.missing_required, "missing_required"},
         {&S.hallucinated_param, "hallucinated_param"}, {&S.schema_violation, "schema_violation"},
+        {&S.type_coercion, "type_coercion"},
     };
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
         PyObject *text = PyUnicode_FromString(all[i].text), *label = NULL;
@@ -763,9 +739,9 @@ static PyObject *py_configure(PyObject *module, PyObject *hooks)
     for (size_t i = 0; !failed && i < sizeof all / sizeof all[0]; i++)
         failed = hook(hooks, all[i].key, all[i].slot) < 0;
     if (!failed && (!PyType_Check(next.tool_call) || !PyTuple_CheckExact(next.precedence) ||
-                    !PyUnicode_CheckExact(next.extra_note) || !PyDict_CheckExact(next.compiled))) {
-        PyErr_SetString(PyExc_TypeError, "configure: ToolCall a class, precedence a tuple, "
-                                         "extra_note a str, compiled a dict");
+                    !PyUnicode_CheckExact(next.extra_note))) {
+        PyErr_SetString(PyExc_TypeError,
+                        "configure: ToolCall a class, precedence a tuple, extra_note a str");
         failed = 1;
     }
     if (!failed) {
@@ -784,10 +760,20 @@ static PyObject *py_configure(PyObject *module, PyObject *hooks)
     Py_RETURN_NONE;
 }
 
+static PyObject *py_show(PyObject *module, PyObject *value)
+{
+    if (!H.ready) {
+        PyErr_SetString(PyExc_RuntimeError, "nativegrade.configure(hooks) was not called");
+        return NULL;
+    }
+    return show(value);
+}
+
 static PyMethodDef methods[] = {
     {"grade", (PyCFunction)(void (*)(void))py_grade, METH_FASTCALL,
      "grade(case, observation, judge, server_tools): a CaseGrade, or None (ask "
      "checker.grade_case_py)"},
+    {"show", py_show, METH_O, "show(value): showing.show, as the grader writes it in C"},
     {"configure", py_configure, METH_O,
      "configure(hooks): the records and the Python the grader asks (checker.native_hooks)"},
     {NULL, NULL, 0, NULL},

@@ -38,7 +38,8 @@ typedef struct {
     PyObject *incomplete_finish;  /* checker.INCOMPLETE_FINISH */
     PyObject *extra_note;     /* checker.EXTRA: an extra call to an expected tool, in words */
     PyObject *type_label;     /* schemastage.type_label: a type error's label */
-    PyObject *compiled;       /* compiling's id(schema) -> (schema, CompiledSchema), a dict */
+    PyObject *show;           /* showing.show: a value nativeshow.c does not write */
+    PyObject *coercions;      /* matchers.coercions: a str in other JSON types */
     equal_fn equal;
     const GlanceAPI *glance;
 } Hooks;
@@ -56,9 +57,9 @@ typedef struct {
     PyObject *ok, *missing, *hallucinated, *not_graded, *none, *selection, *semantic;
     PyObject *optional_absent, *required_absent, *not_expected, *empty;
     PyObject *properties, *required, *additionalProperties, *items, *const_, *type,
-        *malformed, *schema_violation, *arguments_path, *dollar, *plan;
+        *malformed, *schema_violation, *arguments_path, *dollar;
     PyObject *wrong_tool, *parallel_collapse, *spurious_call, *missing_required,
-        *hallucinated_param;
+        *hallucinated_param, *type_coercion;
 } Strings;
 
 extern Strings S;
@@ -81,7 +82,7 @@ typedef struct {
     Slot expected_tool, expected_args, expected_allow_extra_args;
     Slot matcher_kind, matcher_value, matcher_values, matcher_optional;
     Slot call_label, call_args, arg_name, arg_bucket, arg_detail, resolved_schema,
-        resolved_source, compiled_plan;
+        resolved_source;
 } Slots;
 
 extern Slots A;
@@ -165,6 +166,9 @@ typedef struct {
 int semantic_stage(Wanted *e, PyObject *args, PyObject *found, Semantic *s);  /* 0, -1 */
 int proven_args(Wanted *e, PyObject *args, PyObject *found, Semantic *s);     /* 0, -1 */
 PyObject *merged_args(PyObject *matched, Findings *f);  /* checker._merged, flat */
+
+/* nativeshow.c: showing.show (a new str) */
+PyObject *show(PyObject *value);
 
 /* nativegrade.c */
 int str_is(PyObject *s, PyObject *constant);  /* an exact str equal to an interned one */

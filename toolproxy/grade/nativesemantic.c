@@ -57,6 +57,134 @@ static int absent(PyObject *name, PyObject *m, PyObject *found, Semantic *s)
     return status;
 }
 
+/* parsestage.json_type of a JSON value (NULL: another type's name, Python's to say). */
+static const char *json_type(PyObject *v)
+{
+    if (v == Py_None)
+        return "null";
+    if (PyBool_Check(v))
+        return "boolean";
+    if (PyLong_Check(v) || PyFloat_Check(v))
+        return "number";
+    if (PyDict_CheckExact(v))
+        return "object";
+    if (PyList_CheckExact(v))
+        return "array";
+    return PyUnicode_CheckExact(v) ? "string" : NULL;
+}
+
+/* matchers.coercions: the value in other JSON types, losslessly (a new list). */
+static PyObject *coercions(PyObject *v)
+{
+    if (PyUnicode_Check(v) || !(PyBool_Check(v) || PyLong_CheckExact(v) || PyFloat_CheckExact(v)))
+        return PyUnicode_Check(v) || PyLong_Check(v) || PyFloat_Check(v)
+                   ? PyObject_CallOneArg(H.coercions, v)  /* a str's rules are Python's */
+                   : PyList_New(0);
+    PyObject *text = PyBool_Check(v) ? PyUnicode_FromString(v == Py_True ? "true" : "false")
+                     : PyFloat_CheckExact(v) ? PyObject_Repr(v)
+                                             : PyObject_Str(v);
+    PyObject *found = text ? PyList_New(1) : NULL;
+    if (found == NULL)
+        Py_XDECREF(text);
+    else
+        PyList_SET_ITEM(found, 0, text);
+    return found;
+}
+
+/* semantic._misescaped_as's first test: could `value` be `want` misescaped? */
+static int maybe_misescaped(PyObject *want, PyObject *value)
+{
+    if (!PyUnicode_Check(want) || PyUnicode_Compare(want, value) == 0)
+        return 0;
+    return PyUnicode_FindChar(want, '\\', 0, PY_SSIZE_T_MAX, 1) >= 0 ||
+           PyUnicode_FindChar(value, '\\', 0, PY_SSIZE_T_MAX, 1) >= 0 ||
+           PyUnicode_FindChar(want, '"', 0, PY_SSIZE_T_MAX, 1) >= 0;
+}
+
+/* The words of an exact, any_of or enum matcher's mismatch (`matchers._exact`,
+   `_any_of`), or NULL with no error: words Python must add (literal_hint's). */
+static PyObject *mismatch_words(PyObject *m, int exact, PyObject *value, PyObject **choices)
+{
+    PyObject *want = GET(m, matcher, value), *shown, *words = NULL;
+    if (want == NULL)
+        return NULL;
+    if (exact && PyDict_Check(want) && PyDict_GET_SIZE(want)) {
+        Py_DECREF(want);
+        return NULL;  /* a mapping that may be a matcher written wrong: literal_hint */
+    }
+    if (!exact) {  /* matchers._choices: values (a list here), else value, else [value] */
+        PyObject *values = GET(m, matcher, values);
+        if (values != Py_None) {
+            Py_SETREF(want, values);
+        } else {
+            Py_XDECREF(values);
+            if (!PyList_CheckExact(want)) {
+                PyObject *one = PyList_New(1);
+                if (one != NULL)
+                    PyList_SET_ITEM(one, 0, want);
+                want = one;
+            }
+        }
+        if (want == NULL)
+            return NULL;
+    }
+    PyObject *got = show(value);
+    if (got != NULL && (shown = show(want)) != NULL) {
+        words = exact ? PyUnicode_FromFormat("expected %U, got %U", shown, got)
+                      : PyUnicode_FromFormat("%U is none of %U", got, shown);
+        Py_DECREF(shown);
+    }
+    Py_XDECREF(got);
+    *choices = want;  /* the expected value, or the choices */
+    if (words == NULL)
+        Py_CLEAR(*choices);
+    return words;
+}
+
+/* semantic.match_one for an exact, any_of or enum argument that does not match: a value
+   right in another JSON type is type_coercion, anything else hallucinated_param. 0, -1,
+   or HAND_BACK (words Python must write: a hint, or a string maybe misescaped). */
+static int mismatch(PyObject *name, PyObject *m, int exact, PyObject *value, PyObject *found,
+                    Semantic *s)
+{
+    PyObject *choices = NULL, *detail = mismatch_words(m, exact, value, &choices), *why;
+    if (detail == NULL)
+        return PyErr_Occurred() ? -1 : HAND_BACK;
+    PyObject *other = coercions(value);
+    int status = other ? 0 : -1, known;
+    for (Py_ssize_t i = 0; status == 0 && i < PyList_GET_SIZE(other); i++)
+        if ((status = choices_match(m, PyList_GET_ITEM(other, i), &known)) == 1) {
+            const char *type = json_type(value);
+            PyObject *got = type ? show(value) : NULL;
+            why = got ? PyUnicode_FromFormat("%U is right in another JSON type (%s given)",
+                                             got, type) : NULL;
+            status = why == NULL ? (type ? -1 : HAND_BACK)
+                     : add_arg(found, name, S.malformed, why) < 0 ? -1
+                                                                  : failed(s, S.type_coercion, why);
+            Py_XDECREF(got);
+            Py_XDECREF(why);
+            status = status == 0 ? 1 : status;
+        }
+    Py_XDECREF(other);
+    if (status == 0 && PyUnicode_Check(value)) {  /* semantic._misescaped's candidates */
+        Py_ssize_t n = exact ? 1 : 0;
+        PyObject *values = exact ? NULL : GET(m, matcher, values);
+        if (!exact && values != NULL && PyList_CheckExact(values))
+            n = PyList_GET_SIZE(values);  /* any_of and enum: `values or []` */
+        for (Py_ssize_t i = 0; status == 0 && i < n; i++)
+            if (maybe_misescaped(exact ? choices : PyList_GET_ITEM(values, i), value))
+                status = HAND_BACK;
+        Py_XDECREF(values);
+        status = PyErr_Occurred() ? -1 : status;
+    }
+    if (status == 0 && (add_arg(found, name, S.hallucinated, detail) < 0 ||
+                        failed(s, S.hallucinated_param, detail) < 0))
+        status = -1;
+    Py_DECREF(detail);
+    Py_XDECREF(choices);
+    return status == 1 ? 0 : status;
+}
+
 /* A present argument: ok here when its matcher is exact, any_of, enum or any and the
    value matches, else as semantic.match_one grades it. */
 static int present(PyObject *name, PyObject *m, PyObject *value, PyObject *found, Semantic *s)
@@ -73,6 +201,14 @@ static int present(PyObject *name, PyObject *m, PyObject *value, PyObject *found
     }
     if (ok)
         return add_arg(found, name, S.ok, NULL);
+    if (known) {  /* an exact, any_of or enum that does not match */
+        PyObject *kind = GET(m, matcher, kind);
+        int exact = kind ? str_is(kind, S.exact) : -1;
+        Py_XDECREF(kind);
+        int status = exact < 0 ? -1 : mismatch(name, m, exact, value, found, s);
+        if (status != HAND_BACK)
+            return status;
+    }
     PyObject *args[5] = {name, m, value, s->judge, s->failed_before};
     PyObject *graded = PyObject_Vectorcall(H.match_one, args, 5, NULL), *grade, *bucket;
     if (graded == NULL)

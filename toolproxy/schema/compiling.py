@@ -30,7 +30,6 @@ from toolproxy.schema.formats import conforms_of, format_checker
 from toolproxy.schema.glance import fits, glance
 from toolproxy.schema.quick import Parts, compile_quick
 from toolproxy.schema.quickerrors import iter_errors as quick_errors
-from toolproxy.util.compiled import native
 from toolproxy.util.jsonfast import canonical_dumps, plain_json, sorted_bytes
 
 CACHE_SIZE = 4096
@@ -43,7 +42,7 @@ class CompiledSchema:
     validator (built on first use), or why there is none (`error`). `key`: the schema
     hash, when it was given or needed (a quick schema compiled from its text has None)."""
 
-    __slots__ = ("key", "error", "quick", "schema", "formats", "parts", "plan", "_validator")
+    __slots__ = ("key", "error", "quick", "schema", "formats", "parts", "_validator")
 
     def __init__(
         self,
@@ -55,7 +54,6 @@ class CompiledSchema:
         schema: Any = None,
         formats: jsonschema.FormatChecker | None = None,
         parts: Parts | None = None,
-        plan: Any = None,
     ) -> None:
         self.key = key
         self.error = error
@@ -63,9 +61,6 @@ class CompiledSchema:
         self.schema = schema  # the schema compiled (the first of its text)
         self.formats = formats
         self.parts: Parts = {} if parts is None else parts  # subschemas' accepts
-        # nativeplan.c's compiled reading of a quick schema glance reads (None: none), for
-        # the C grader: a check that costs a few lookups, not a read of the schema's dicts
-        self.plan = plan
         self._validator = validator
 
     @property
@@ -104,7 +99,6 @@ class CompiledSchema:
 
 
 _LATEST: Final = jsonschema.Draft202012Validator  # the draft of a schema that names none
-NATIVE_PLAN: Final = native("toolproxy.schema.nativeglance", "plan")  # nativeplan.c
 # The caches are plain dicts, oldest first (a read does not move an entry): setting an
 # OrderedDict's item cost 1,800 instructions where a dict's costs 1,000.
 _BY_KEY: Final[dict[str | bytes, CompiledSchema]] = {}
@@ -153,10 +147,7 @@ def _quick(schema: Any, key: str | None) -> CompiledSchema | None:
         return None
     if quick is None:
         return None
-    plan = None if NATIVE_PLAN is None else NATIVE_PLAN(schema)
-    return CompiledSchema(
-        key, None, None, quick=quick, schema=schema, formats=formats, parts=parts, plan=plan
-    )
+    return CompiledSchema(key, None, None, quick=quick, schema=schema, formats=formats, parts=parts)
 
 
 def _compile(schema: Any, key: str) -> CompiledSchema:
@@ -231,12 +222,6 @@ SEEN_SIZE = 1 << 16
 # compiled check ~2,700, so compiling pays once an object was read about six times
 # (31,000 / (7,500 - 2,700); the rent-or-buy rule: at most twice the better choice's cost).
 GLANCES: Final = 6
-
-
-def compiled_by_id() -> dict[int, tuple[Any, CompiledSchema]]:
-    """The cache of schemas compiled, by identity: id(schema) -> (schema, compiled) (the
-    C grader reads a compiled schema's plan from it; read only)."""
-    return _BY_ID
 
 
 def clear_caches() -> None:

@@ -31,14 +31,14 @@
 static int node(PyObject *spec, PyObject *value, int present, int depth);
 
 /* Is `key` (an exact str) the ASCII literal `lit` of `n` characters? */
-int is_key(PyObject *key, const char *lit, Py_ssize_t n)
+static int is_key(PyObject *key, const char *lit, Py_ssize_t n)
 {
     return PyUnicode_GET_LENGTH(key) == n && PyUnicode_KIND(key) == PyUnicode_1BYTE_KIND &&
            memcmp(PyUnicode_DATA(key), lit, (size_t)n) == 0;
 }
 
 /* accepts.type_test: 1 or 0, -1 for a name that is no type's (`name` an exact str). */
-int type_test(PyObject *name, PyObject *v)
+static int type_test(PyObject *name, PyObject *v)
 {
     if (is_key(name, "string", 6))
         return Py_IS_TYPE(v, &PyUnicode_Type);
@@ -118,7 +118,7 @@ static char scalar_kind(PyObject *v)
 }
 
 /* glance._one_of over `n` options: is `value` one of them, compared by scalar_key? */
-int one_of(PyObject *const *options, Py_ssize_t n, PyObject *value)
+static int one_of(PyObject *const *options, Py_ssize_t n, PyObject *value)
 {
     char kind = scalar_kind(value);
     if (!kind)
@@ -287,12 +287,12 @@ static int glance_entry(PyObject *schema, PyObject *value)
     return node(schema, value, 1, 0);
 }
 
-int fits_entry(PyObject *schema)
+static int fits_entry(PyObject *schema)
 {
     return node(schema, Py_None, 0, 0);
 }
 
-static const GlanceAPI entries = {glance_entry, fits_entry, type_test, plan_check};
+static const GlanceAPI entries = {glance_entry, fits_entry, type_test};
 
 static PyObject *py_glance(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -312,10 +312,6 @@ static PyMethodDef methods[] = {
     {"glance", (PyCFunction)(void (*)(void))py_glance, METH_FASTCALL,
      "glance(schema, value): True, False, or None (ask schema.glance)"},
     {"fits", py_fits, METH_O, "fits(schema): True, False, or None (ask schema.glance)"},
-    {"plan", py_plan, METH_O,
-     "plan(schema): the schema glance reads, compiled (a capsule), or None when it does not fit"},
-    {"proves", (PyCFunction)(void (*)(void))py_proves, METH_FASTCALL,
-     "proves(plan, value): True when the plan proves value valid; False: ask glance"},
     {NULL, NULL, 0, NULL},
 };
 

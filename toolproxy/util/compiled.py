@@ -75,10 +75,10 @@ NATIVE = (
 # a C module's source files beside its own `.c` (in its folder), and the headers it reads
 NATIVE_PARTS = {
     "toolproxy.grade.nativegrade": (
-        "nativepairing.c", "nativeschema.c", "nativesemantic.c", "nativegrade.h",
+        "nativepairing.c", "nativeschema.c", "nativesemantic.c", "nativeshow.c", "nativegrade.h",
         "../schema/nativeglance.h",
     ),
-    "toolproxy.schema.nativeglance": ("nativeplan.c", "nativeglance.h"),
+    "toolproxy.schema.nativeglance": ("nativeglance.h",),
 }  # fmt: skip
 SOURCES = (".py", ".pyi", ".c", ".h")  # what the build reads: an edit to any one stales it
 FOLDER = "toolproxy-compiled"  # in the venv (sys.prefix): a fresh venv has none
