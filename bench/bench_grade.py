@@ -20,6 +20,11 @@ Then the working set: both over every 3rd and every 10th case (300 and 100 cases
 after pass, the warm grader's ratio to BFCL's per round beside the full pass's: the cases
 still graded in turn, but what they read stays in the caches.
 
+With the compiled core, a case is graded in C (`grade/nativegrade.c`), which reads a
+schema that glance reads as it stands, cached or not: there the warm arm differs from the
+fresh one only where glance hands a schema back (a bound, `format`, `anyOf`, ...), and by
+what the warming pass left in the CPU's caches.
+
 When the compiled grading core is in use (`toolproxy/util/compiled.py`), every round also
 times the fresh and warm arms in child processes: on the pure Python core (`TOOLPROXY_PURE=1`),
 and on the compiled core with its C modules and without them (`TOOLPROXY_NO_NATIVE=1`), with

@@ -131,3 +131,12 @@ def test_the_checker_asks_the_c_grader_when_the_compiled_core_is_built():
     from toolproxy.util.compiled import in_use
 
     assert (checker.NATIVE_GRADE is not None) is in_use()
+
+
+def test_of_two_tools_offered_under_one_name_the_first_is_the_schema(native):
+    case, observation = weather_case()
+    city = {"type": "object", "properties": {"city": {"type": "string"}}}
+    other = {"type": "object", "properties": {"city": {"type": "integer"}}}
+    offered = [{"name": "get_weather", "parameters": p} for p in (city, other)]
+    found = agrees(native, case, observation.model_copy(update={"offered": offered}))
+    assert found is not None and found.passed

@@ -344,18 +344,11 @@ def read_arguments(call: ToolCall) -> Any:
 
 
 def schema_proves(schema: Any, args: dict[str, Any]) -> bool:
-    """Would the schema stage find nothing to say of `args`? Proven valid without a
-    compile or by the quick path, or checked by a usable validator with no error (for
-    `nativegrade.c`, where its glance hands back)."""
+    """Is `args` proven valid against `schema`, as `_grade_call` asks (without a compile,
+    or by the quick path)? For `nativegrade.c`, where its glance hands back; when not,
+    `_grade_call` grades the call (looking for the errors here as well walked them twice)."""
     compiled = compile_unless_proven(schema, args)
-    if compiled is None or compiled.accepts(args):
-        return True
-    if not compiled.usable:
-        return False
-    try:
-        return next(iter(compiled.iter_errors(args)), None) is None
-    except Exception:  # noqa: BLE001 - `check_schema` words it: the Python grader's call
-        return False
+    return compiled is None or compiled.accepts(args)
 
 
 def native_hooks(equal_api: Any, glance_api: Any) -> dict[str, Any]:
