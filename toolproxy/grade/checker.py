@@ -344,9 +344,10 @@ def read_arguments(call: ToolCall) -> Any:
 
 
 def schema_proves(schema: Any, args: dict[str, Any]) -> bool:
-    """Is `args` proven valid against `schema`, as `_grade_call` asks (without a compile,
-    or by the quick path)? For `nativegrade.c`, where its glance hands back; when not,
-    `_grade_call` grades the call (looking for the errors here as well walked them twice)."""
+    """Is `args` proven valid against `schema`, as `_grade_call` asks it (without a
+    compile, or by the quick path)? `nativegrade.c` asks where its glance hands back; when
+    not proven, `_grade_call` grades the call and words the errors (looking for them here
+    too had them walked twice)."""
     compiled = compile_unless_proven(schema, args)
     return compiled is None or compiled.accepts(args)
 

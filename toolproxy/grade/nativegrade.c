@@ -4,276 +4,41 @@
    grade(case, observation, judge, server_tools) -> CaseGrade | None
 
    A CaseGrade is `grade_case_py`'s own answer, field for field; None hands the case back
-   (`checker.grade_case` asks this first, when the compiled core is built). Read here: a
+   (`checker.grade_case` asks this first, when the compiled core is built). One module of
+   several files: this one (the stages in turn, the module), nativehooks.c (configure,
+   the strings and attributes every part reads), nativeread.c (the case read),
+   nativepairing.c (selection), nativeerrors.c and nativeschema.c (the schema stage's
+   errors), nativesemantic.c (the matchers) and nativeshow.c (a value in words). Read: a
    case expecting calls (`expect: call`) whose observation made 1 to MAX_CALLS calls, each
    a `ToolCall`, and at most MAX_CALLS expected calls with str tools and str argument
    names. Every stage runs here for such a case: selection (`nativepairing.c`), then for
-   each paired call whose arguments the wire parser read as an object, the schema stage
-   by `nativeglance.c`'s reading and the semantic stage by each matcher (exact, any_of,
-   enum and any compared here, by `nativeequal.c`'s equality). What needs words or rules
-   kept once in Python is asked of the Python that the pure grader runs:
+   each paired call whose arguments the wire parser read as an object, the schema stage by
+   `nativeglance.c`'s reading (and, where it does not prove the call valid, the errors of
+   a schema of glance's subset: `nativeerrors.c`, `nativeschema.c`) and the semantic stage
+   by each matcher (exact, any_of, enum and any compared by `nativeequal.c`'s equality, a
+   mismatch worded by `nativeshow.c`). What needs rules or words kept once in Python is
+   asked of the Python the pure grader runs:
 
-     a call whose arguments need reading, or whose schema glance does not prove valid
-         (the parse and schema stages' errors)                   checker._grade_call
-     an argument that does not match, or of another matcher kind  semantic.match_one
+     a call whose arguments need reading, or whose schema is outside glance's subset
+                                                                  checker._grade_call
+     another matcher kind, a judge, a mismatch whose words are Python's (a mapping that
+     may be a matcher written wrong, a string maybe misescaped)   semantic.match_one
      a schema glance hands back (a keyword it does not read)     checker.schema_proves
-     a missing mapping's hint, two names one ends with, the MCP schema of a call
-                             literalhint.literal_hint, toolnames.same_tool, resolve_schema
+     a type error's label, a str's coercions, a value reprlib shows, two names one ends
+     with, a mapping's hint, the MCP schema of a call             schemastage.type_label,
+             matchers.coercions, showing.show, toolnames.same_tool, literal_hint, ...
 
    so the grade is the Python grader's wherever it is not plain. Anything else (no call
    made, `expect: no_call` or `output`, a value of an unexpected type where the case is
    read) hands back before any of that Python runs, so a judge is never asked twice.
 
    Why: on BFCL-shaped cases the Python grader, compiled by mypyc, spent its time in the
-   interpreter's generic calls, attribute reads and temporary objects around each call
-   (the pairs, the views, the tuples of each reading), not in the comparisons.
-   `tests/grade/test_nativegrade.py` holds it to `grade_case_py` on generated cases and
-   on the control corpus. Built by scripts/compile_core.py with the mypyc core. */
+   interpreter's generic calls, attribute reads and temporary objects around each call,
+   not in the comparisons: in process it ran 1.75x BFCL's checker fresh and 1.72x warm per
+   round, 2.35x and 2.61x with this (docs/benchmarks.md, "thirty-seventh session").
+   `tests/grade/test_native*.py` hold it to `grade_case_py` in both cores, on generated
+   cases and on the control corpus. Built by scripts/compile_core.py with the mypyc core. */
 #include "nativegrade.h"
-
-Hooks H;
-Strings S;
-
-Slots A;
-
-/* Learn where `type` keeps attribute `name`: a getset descriptor's getter (mypyc's native
-   classes) or a member descriptor's slot (a class with __slots__), when the class reads
-   attributes the generic way and has a version tag to tell when it changes. Data
-   descriptors both: an instance's __dict__ never hides them. */
-static void learn(Slot *slot, PyTypeObject *type, PyObject *name)
-{
-    Py_XSETREF(slot->type, (PyTypeObject *)Py_NewRef(type));
-    slot->get = NULL, slot->closure = NULL, slot->offset = 0;
-    PyObject *found = type->tp_getattro == PyObject_GenericGetAttr ? _PyType_Lookup(type, name)
-                                                                    : NULL;
-    slot->version = type->tp_version_tag;
-    if (found == NULL || slot->version == 0 ||
-        !(type->tp_flags & Py_TPFLAGS_VALID_VERSION_TAG))
-        return;
-    if (Py_IS_TYPE(found, &PyGetSetDescr_Type)) {
-        PyGetSetDef *def = ((PyGetSetDescrObject *)found)->d_getset;
-        slot->get = def->get, slot->closure = def->closure;
-    } else if (Py_IS_TYPE(found, &PyMemberDescr_Type)) {
-        PyMemberDef *def = ((PyMemberDescrObject *)found)->d_member;
-        if (def->type == Py_T_OBJECT_EX && !(def->flags & Py_AUDIT_READ))
-            slot->offset = def->offset;
-    }
-}
-
-/* obj.name, read through the descriptor `slot` learnt for obj's class (PyObject_GetAttr's
-   lookup of the class's MRO and the call of its descriptor, each time, cost about a
-   hundred instructions a read). */
-PyObject *read_attr(PyObject *obj, PyObject *name, Slot *slot)
-{
-    PyTypeObject *type = Py_TYPE(obj);
-    if (type != slot->type || type->tp_version_tag != slot->version || slot->version == 0)
-        learn(slot, type, name);
-    if (slot->get != NULL)
-        return slot->get(obj, slot->closure);
-    if (slot->offset) {
-        PyObject *value = *(PyObject **)((char *)obj + slot->offset);
-        if (value != NULL)
-            return Py_NewRef(value);
-    }
-    return PyObject_GetAttr(obj, name);  /* anything else, and an unset slot's error */
-}
-
-/* An exact str equal to the interned `constant` (anything else: no). */
-int str_is(PyObject *s, PyObject *constant)
-{
-    if (s == constant)
-        return 1;
-    return PyUnicode_CheckExact(s) && PyUnicode_GET_LENGTH(s) == PyUnicode_GET_LENGTH(constant) &&
-           PyUnicode_Compare(s, constant) == 0;
-}
-
-/* equality.deep_equal: two strs, ints or floats here, else nativeequal.c, else Python. */
-int json_equal(PyObject *a, PyObject *b)
-{
-    PyTypeObject *t = Py_TYPE(a);
-    if (t == Py_TYPE(b)) {
-        if (t == &PyUnicode_Type)
-            return a == b || PyUnicode_Compare(a, b) == 0;
-        if (t == &PyFloat_Type)  /* by value: NaN is not itself */
-            return PyFloat_AS_DOUBLE(a) == PyFloat_AS_DOUBLE(b);
-        if (t == &PyLong_Type)
-            return PyObject_RichCompareBool(a, b, Py_EQ);
-    }
-    int found = H.equal(a, b);
-    if (found >= 0)
-        return found;
-    PyObject *answer = PyObject_CallFunctionObjArgs(H.deep_equal, a, b, NULL);
-    if (answer == NULL)
-        return -1;
-    found = PyObject_IsTrue(answer);
-    Py_DECREF(answer);
-    return found;
-}
-
-/* One of grade.grades' records, from its fields in order, by `make` (`call_grade_of`,
-   `case_grade_of`). */
-PyObject *call_record(PyObject *make, PyObject *const *args, Py_ssize_t n)
-{
-    return PyObject_Vectorcall(make, args, (size_t)n, NULL);
-}
-
-/* An argument's grade onto a call's flat list (`grades.call_grade_of`): its name, bucket
-   and detail (NULL: none) in a row. 0, or -1. */
-int add_arg(PyObject *found, PyObject *name, PyObject *bucket, PyObject *detail)
-{
-    if (PyList_Append(found, name) < 0 || PyList_Append(found, bucket) < 0)
-        return -1;
-    return PyList_Append(found, detail ? detail : Py_None);
-}
-
-/* checker.offered_tools: name -> parameters schema, or NULL (HAND_BACK in *status). */
-static PyObject *offered_tools(PyObject *tools, int *status)
-{
-    PyObject *found = PyDict_New();
-    if (found == NULL || !PyList_Check(tools))
-        return found;
-    if (!PyList_CheckExact(tools))
-        goto hand_back;
-    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(tools); i++) {
-        PyObject *spec = PyList_GET_ITEM(tools, i), *inner, *name, *schema;
-        if (!PyDict_Check(spec))
-            continue;
-        if (!PyDict_CheckExact(spec))
-            goto hand_back;
-        inner = PyDict_GetItemWithError(spec, S.function);
-        if (inner != NULL && PyDict_Check(inner)) {
-            if (!PyDict_CheckExact(inner))
-                goto hand_back;
-            spec = inner;
-        }
-        name = PyDict_GetItemWithError(spec, S.name);
-        if (name == NULL || !PyUnicode_Check(name))
-            continue;
-        if (!PyUnicode_CheckExact(name))
-            goto hand_back;
-        if (PyDict_Contains(found, name))
-            continue;
-        schema = PyDict_GetItemWithError(spec, S.parameters);
-        if (schema == NULL)
-            schema = PyDict_GetItemWithError(spec, S.input_schema);
-        if (schema == NULL)
-            schema = PyDict_GetItemWithError(spec, S.inputSchema);
-        if (PyDict_SetItem(found, name, schema ? schema : Py_None) < 0) {
-            Py_DECREF(found);
-            return NULL;
-        }
-    }
-    return found;
-hand_back:
-    Py_DECREF(found);
-    *status = HAND_BACK;
-    return NULL;
-}
-
-/* An exact dict whose keys are all exact strs? */
-static int str_keys(PyObject *d)
-{
-    Py_ssize_t pos = 0;
-    PyObject *key, *value;
-    while (PyDict_Next(d, &pos, &key, &value))
-        if (!PyUnicode_CheckExact(key))
-            return 0;
-    return 1;
-}
-
-/* Read the case and its observation into `g`: 0, -1, or HAND_BACK. */
-static int read_case(Grading *g)
-{
-    PyObject *expect = GET(g->case_, case, expect);
-    if (expect == NULL)
-        return -1;
-    int calls = str_is(expect, S.call);
-    Py_DECREF(expect);
-    if (!calls)
-        return HAND_BACK;
-    if ((g->observed = GET(g->observation, obs, calls)) == NULL ||
-        (g->case_calls = GET(g->case_, case, calls)) == NULL)
-        return -1;
-    if (!PyList_CheckExact(g->observed) || !PyList_CheckExact(g->case_calls))
-        return HAND_BACK;
-    Py_ssize_t n_o = PyList_GET_SIZE(g->observed), n_e = PyList_GET_SIZE(g->case_calls);
-    if (n_o == 0 || n_o > MAX_CALLS || n_e > MAX_CALLS)
-        return HAND_BACK;
-    for (Py_ssize_t j = 0; j < n_o; j++) {
-        Seen *o = &g->seen[g->n_seen++];  /* counted first: `release` frees what it holds */
-        o->fields = o->read = NULL, o->proven = 0;
-        o->call = PyList_GET_ITEM(g->observed, j);
-        if (Py_TYPE(o->call) != (PyTypeObject *)H.tool_call)
-            return HAND_BACK;
-        if ((o->fields = PyObject_GenericGetDict(o->call, NULL)) == NULL)
-            return -1;
-        if (!PyDict_CheckExact(o->fields))
-            return HAND_BACK;
-        o->name = PyDict_GetItemWithError(o->fields, S.name);
-        o->call_id = PyDict_GetItemWithError(o->fields, S.call_id);
-        o->arguments = PyDict_GetItemWithError(o->fields, S.arguments);
-        o->parse_error = PyDict_GetItemWithError(o->fields, S.parse_error);
-        if (!o->name || !o->call_id || !o->arguments || !o->parse_error)
-            return HAND_BACK;
-        if (o->name != Py_None && !PyUnicode_CheckExact(o->name))
-            return HAND_BACK;
-        o->parsed = PyDict_CheckExact(o->arguments) && o->parse_error == Py_None;
-    }
-    for (Py_ssize_t i = 0; i < n_e; i++) {
-        Wanted *e = &g->wanted[g->n_wanted++];
-        e->tool = e->args = NULL;
-        e->call = PyList_GET_ITEM(g->case_calls, i);
-        if ((e->tool = GET(e->call, expected, tool)) == NULL ||
-            (e->args = GET(e->call, expected, args)) == NULL)
-            return -1;
-        if (!PyUnicode_CheckExact(e->tool) || !PyDict_CheckExact(e->args) || !str_keys(e->args))
-            return HAND_BACK;
-        PyObject *extra = GET(e->call, expected, allow_extra_args);
-        if (extra == NULL || (e->allow_extra = PyObject_IsTrue(extra)) < 0) {
-            Py_XDECREF(extra);
-            return -1;
-        }
-        Py_DECREF(extra);
-    }
-    /* observation.offered or case.tools */
-    PyObject *offered = GET(g->observation, obs, offered);
-    int some = offered ? PyObject_IsTrue(offered) : -1;
-    if (some == 0) {
-        Py_DECREF(offered);
-        offered = GET(g->case_, case, tools);
-    }
-    if (some < 0 || offered == NULL) {
-        Py_XDECREF(offered);
-        return -1;
-    }
-    int status = 0;
-    g->tools = offered_tools(offered, &status);
-    Py_DECREF(offered);
-    if (g->tools == NULL)
-        return status ? status : -1;
-    if ((g->has_servers = PyObject_IsTrue(g->server_tools)) < 0)
-        return -1;
-    if (g->has_servers &&
-        (g->servers = PyObject_CallOneArg(H.server_names, g->server_tools)) == NULL)
-        return -1;
-    return 0;
-}
-
-static void release(Grading *g)
-{
-    for (Py_ssize_t i = 0; i < g->n_seen; i++) {
-        Py_XDECREF(g->seen[i].fields);
-        Py_XDECREF(g->seen[i].read);
-    }
-    for (Py_ssize_t i = 0; i < g->n_wanted; i++) {
-        Py_XDECREF(g->wanted[i].tool);
-        Py_XDECREF(g->wanted[i].args);
-    }
-    Py_XDECREF(g->tools);
-    Py_XDECREF(g->servers);
-    Py_XDECREF(g->observed);
-    Py_XDECREF(g->case_calls);
-}
 
 /* What a graded call says of the case: its label (borrowed: the CallGrade holds it) and
    whether an argument was left ungraded. */
@@ -281,33 +46,6 @@ typedef struct {
     PyObject *label;
     int not_graded;
 } Outcome;
-
-/* labels.RANK: the label's place in PRECEDENCE (past the end: not a label). */
-static Py_ssize_t rank(PyObject *label)
-{
-    Py_ssize_t n = PyTuple_GET_SIZE(H.precedence);
-    for (Py_ssize_t i = 0; i < n; i++)
-        if (str_is(label, PyTuple_GET_ITEM(H.precedence, i)))
-            return i;
-    return n;
-}
-
-/* The PRECEDENCE entry equal to `label` (borrowed: the tuple holds it), or NULL with a
-   ValueError (labels.RANK has no such key). */
-PyObject *canonical(PyObject *label)
-{
-    Py_ssize_t at = rank(label);
-    if (at < PyTuple_GET_SIZE(H.precedence))
-        return PyTuple_GET_ITEM(H.precedence, at);
-    PyErr_Format(PyExc_ValueError, "not a label: %R", label);
-    return NULL;
-}
-
-/* labels.outranks: does `label` win over `other` (NULL: none yet)? */
-int outranks(PyObject *label, PyObject *other)
-{
-    return other == NULL || rank(label) < rank(other);
-}
 
 /* A CallGrade made in Python: its label, and whether some argument is not_graded. */
 static int outcome_of(PyObject *grade, Outcome *out)
@@ -618,148 +356,6 @@ static PyObject *py_grade(PyObject *module, PyObject *const *args, Py_ssize_t na
     return grade;
 }
 
-/* The strings compared and written, interned once. */
-static int intern_strings(void)
-{
-    struct { PyObject **slot; const char *text; } all[] = {
-        {&S.expect, "expect"}, {&S.calls, "calls"}, {&S.order, "order"},
-        {&S.extra_calls, "extra_calls"}, {&S.id, "id"}, {&S.tools, "tools"},
-        {&S.offered, "offered"}, {&S.exchange_id, "exchange_id"},
-        {&S.session_id, "session_id"}, {&S.model, "model"}, {&S.complete, "complete"},
-        {&S.finish_reason, "finish_reason"}, {&S.tool, "tool"}, {&S.args, "args"},
-        {&S.allow_extra_args, "allow_extra_args"}, {&S.kind, "kind"}, {&S.value, "value"},
-        {&S.values, "values"}, {&S.optional, "optional"}, {&S.label, "label"},
-        {&S.bucket, "bucket"}, {&S.detail, "detail"}, {&S.schema, "schema"},
-        {&S.source, "source"}, {&S.name, "name"}, {&S.call_id, "call_id"},
-        {&S.arguments, "arguments"}, {&S.parse_error, "parse_error"},
-        {&S.function, "function"}, {&S.parameters, "parameters"},
-        {&S.input_schema, "input_schema"}, {&S.inputSchema, "inputSchema"},
-        {&S.call, "call"}, {&S.ordered, "ordered"}, {&S.allow, "allow"},
-        {&S.forbid, "forbid"}, {&S.exact, "exact"}, {&S.any_of, "any_of"},
-        {&S.enum_, "enum"}, {&S.any, "any"}, {&S.judge, "judge"}, {&S.ok, "ok"},
-        {&S.missing, "missing"}, {&S.hallucinated, "hallucinated"},
-        {&S.not_graded, "not_graded"}, {&S.none, "none"}, {&S.selection, "selection"},
-        {&S.semantic, "semantic"}, {&S.optional_absent, "optional, absent"},
-        {&S.required_absent, "required, absent"}, {&S.not_expected, "not in the expectation"},
-        {&S.empty, ""}, {&S.properties, "properties"}, {&S.required, "required"},
-        {&S.additionalProperties, "additionalProperties"}, {&S.items, "items"},
-        {&S.const_, "const"}, {&S.type, "type"}, {&S.malformed, "malformed"},
-        {&S.arguments_path, "(arguments)"}, {&S.dollar, "$"},
-    };
-    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
-        if (*all[i].slot == NULL && (*all[i].slot = PyUnicode_InternFromString(all[i].text)) == NULL)
-            return -1;
-    return 0;
-}
-
-/* hooks[key], which must be there (a new reference in *slot). */
-static int hook(PyObject *hooks, const char *key, PyObject **slot)
-{
-    PyObject *found = PyDict_GetItemString(hooks, key);
-    if (found == NULL) {
-        PyErr_Format(PyExc_KeyError, "nativegrade.configure: no hook %s", key);
-        return -1;
-    }
-    *slot = Py_NewRef(found);
-    return 0;
-}
-
-/* The C function behind a capsule hook. */
-static void *capsule(PyObject *hooks, const char *key, const char *name)
-{
-    PyObject *found = PyDict_GetItemString(hooks, key);
-    if (found == NULL) {
-        PyErr_Format(PyExc_KeyError, "nativegrade.configure: no hook %s", key);
-        return NULL;
-    }
-    return PyCapsule_GetPointer(found, name);
-}
-
-/* Each object hook of `h`: (field, key) pairs. */
-#define OBJECT_HOOKS(h)                                                                   \
-    {&(h)->case_grade, "case_grade"}, {&(h)->call_grade, "call_grade"},                  \
-        {&(h)->call_view, "Call"}, {&(h)->tool_call, "ToolCall"},                        \
-        {&(h)->grade_call, "grade_call"}, {&(h)->match_one, "match_one"},                \
-        {&(h)->matches, "matches"}, {&(h)->deep_equal, "deep_equal"},                    \
-        {&(h)->literal_hint, "literal_hint"}, {&(h)->same_tool, "same_tool"},            \
-        {&(h)->read_arguments, "read_arguments"}, {&(h)->schema_proves, "schema_proves"}, \
-        {&(h)->resolve, "resolve"}, {&(h)->server_names, "server_names"},                \
-        {&(h)->precedence, "precedence"}, {&(h)->incomplete_finish, "incomplete_finish"}, \
-        {&(h)->extra_note, "extra_note"}, {&(h)->type_label, "type_label"},               \
-        {&(h)->show, "show"}, {&(h)->coercions, "coercions"}
-
-typedef struct {
-    PyObject **slot;
-    const char *key;
-} HookSlot;
-
-static void release_hooks(Hooks *h)
-{
-    HookSlot all[] = {OBJECT_HOOKS(h)};
-    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
-        Py_CLEAR(*all[i].slot);
-}
-
-/* S's label strings: `precedence`'s own entries (a label is then compared by identity),
-   or -1 with a ValueError when one is missing. */
-static int labels(PyObject *precedence, int set)
-{
-    struct { PyObject **slot; const char *text; } all[] = {
-        {&S.wrong_tool, "wrong_tool"}, {&S.parallel_collapse, "parallel_collapse"},
-        {&S.spurious_call, "spurious_call"}, {&S.missing_required, "missing_required"},
-        {&S.hallucinated_param, "hallucinated_param"}, {&S.schema_violation, "schema_violation"},
-        {&S.type_coercion, "type_coercion"},
-    };
-    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
-        PyObject *text = PyUnicode_FromString(all[i].text), *label = NULL;
-        for (Py_ssize_t k = 0; text != NULL && k < PyTuple_GET_SIZE(precedence); k++)
-            if (str_is(PyTuple_GET_ITEM(precedence, k), text))
-                label = PyTuple_GET_ITEM(precedence, k);
-        if (label == NULL && text != NULL)
-            PyErr_Format(PyExc_ValueError, "configure: precedence has no %R", text);
-        Py_XDECREF(text);
-        if (label == NULL)
-            return -1;
-        if (set)
-            *all[i].slot = label;  /* borrowed: H.precedence holds it */
-    }
-    return 0;
-}
-
-/* configure(hooks): all of them taken, or none (a grader configured before stays so). */
-static PyObject *py_configure(PyObject *module, PyObject *hooks)
-{
-    if (!PyDict_Check(hooks)) {
-        PyErr_SetString(PyExc_TypeError, "configure(hooks) takes a dict");
-        return NULL;
-    }
-    Hooks next = {0};
-    HookSlot all[] = {OBJECT_HOOKS(&next)};
-    int failed = 0;
-    for (size_t i = 0; !failed && i < sizeof all / sizeof all[0]; i++)
-        failed = hook(hooks, all[i].key, all[i].slot) < 0;
-    if (!failed && (!PyType_Check(next.tool_call) || !PyTuple_CheckExact(next.precedence) ||
-                    !PyUnicode_CheckExact(next.extra_note))) {
-        PyErr_SetString(PyExc_TypeError,
-                        "configure: ToolCall a class, precedence a tuple, extra_note a str");
-        failed = 1;
-    }
-    if (!failed) {
-        next.equal = (equal_fn)capsule(hooks, "equal", "toolproxy.grade.nativeequal._C_API");
-        next.glance = capsule(hooks, "glance", "toolproxy.schema.nativeglance._C_API");
-        failed = next.equal == NULL || next.glance == NULL || labels(next.precedence, 0) < 0;
-    }
-    if (failed) {
-        release_hooks(&next);
-        return NULL;
-    }
-    release_hooks(&H);
-    H = next;
-    H.ready = 1;
-    labels(H.precedence, 1);
-    Py_RETURN_NONE;
-}
-
 static PyObject *py_show(PyObject *module, PyObject *value)
 {
     if (!H.ready) {
@@ -769,11 +365,24 @@ static PyObject *py_show(PyObject *module, PyObject *value)
     return show(value);
 }
 
+static Slot test_slot;  /* `read`'s: one slot, learnt again as classes come */
+
+static PyObject *py_read(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 2 || !PyUnicode_CheckExact(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "read(obj, name) takes an object and a str");
+        return NULL;
+    }
+    return read_attr(args[0], args[1], &test_slot);
+}
+
 static PyMethodDef methods[] = {
     {"grade", (PyCFunction)(void (*)(void))py_grade, METH_FASTCALL,
      "grade(case, observation, judge, server_tools): a CaseGrade, or None (ask "
      "checker.grade_case_py)"},
     {"show", py_show, METH_O, "show(value): showing.show, as the grader writes it in C"},
+    {"read", (PyCFunction)(void (*)(void))py_read, METH_FASTCALL,
+     "read(obj, name): obj.name, as the grader reads an attribute (for tests)"},
     {"configure", py_configure, METH_O,
      "configure(hooks): the records and the Python the grader asks (checker.native_hooks)"},
     {NULL, NULL, 0, NULL},

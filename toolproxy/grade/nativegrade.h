@@ -151,8 +151,6 @@ typedef struct {
 
 int schema_errors(PyObject *schema, PyObject *args, Findings *found);  /* 0, -1, HAND_BACK */
 void release_findings(Findings *found);
-PyObject *canonical(PyObject *label);
-int outranks(PyObject *label, PyObject *other);
 
 /* What the semantic stage is given and found (nativesemantic.c). */
 typedef struct {
@@ -170,8 +168,16 @@ PyObject *merged_args(PyObject *matched, Findings *f);  /* checker._merged, flat
 /* nativeshow.c: showing.show (a new str) */
 PyObject *show(PyObject *value);
 
-/* nativegrade.c */
+/* nativeread.c */
+int read_case(Grading *g);  /* 0, -1, or HAND_BACK */
+void release(Grading *g);
+
+/* nativehooks.c */
+int intern_strings(void);
+PyObject *py_configure(PyObject *module, PyObject *hooks);
 int str_is(PyObject *s, PyObject *constant);  /* an exact str equal to an interned one */
+PyObject *canonical(PyObject *label);  /* labels.PRECEDENCE's entry (borrowed), or NULL */
+int outranks(PyObject *label, PyObject *other);  /* labels.outranks (other NULL: none) */
 int json_equal(PyObject *a, PyObject *b);     /* equality.deep_equal: 1, 0, -1 */
 PyObject *call_record(PyObject *make, PyObject *const *args, Py_ssize_t n);
 int add_arg(PyObject *found, PyObject *name, PyObject *bucket, PyObject *detail);

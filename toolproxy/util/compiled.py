@@ -75,7 +75,8 @@ NATIVE = (
 # a C module's source files beside its own `.c` (in its folder), and the headers it reads
 NATIVE_PARTS = {
     "toolproxy.grade.nativegrade": (
-        "nativepairing.c", "nativeschema.c", "nativesemantic.c", "nativeshow.c", "nativegrade.h",
+        "nativehooks.c", "nativeread.c", "nativepairing.c", "nativeerrors.c", "nativeschema.c",
+        "nativesemantic.c", "nativeshow.c", "nativegrade.h", "nativeerrors.h",
         "../schema/nativeglance.h",
     ),
     "toolproxy.schema.nativeglance": ("nativeglance.h",),
