@@ -65,11 +65,19 @@ static PyObject *short_str(PyObject *x)
     return shown;
 }
 
-/* ", ".join(pieces) between `left` and `right` (pieces stolen). */
-static PyObject *joined(PyObject *pieces, const char *left, const char *trail, const char *right)
+/* ", ".join(pieces) between `left` and `right`, "..." last when `more` (pieces stolen). */
+static PyObject *joined(PyObject *pieces, int more, const char *left, const char *trail,
+                        const char *right)
 {
     if (pieces == NULL)
         return NULL;
+    PyObject *fill = more ? PyUnicode_FromString("...") : NULL;
+    if (more && (fill == NULL || PyList_Append(pieces, fill) < 0)) {
+        Py_XDECREF(fill);
+        Py_DECREF(pieces);
+        return NULL;
+    }
+    Py_XDECREF(fill);
     PyObject *comma = PyUnicode_FromString(", ");
     PyObject *inner = comma ? PyUnicode_Join(comma, pieces) : NULL;
     PyObject *found = inner ? PyUnicode_FromFormat("%s%U%s%s", left, inner, trail, right) : NULL;
@@ -86,7 +94,7 @@ static PyObject *short_items(PyObject *const *items, Py_ssize_t n, int level, co
     if (n == 0 || level <= 0)
         return PyUnicode_FromFormat("%s%s%s", left, n == 0 ? "" : "...", right);
     Py_ssize_t k = n < ITEMS ? n : ITEMS;
-    PyObject *pieces = PyList_New(k + (n > ITEMS));
+    PyObject *pieces = PyList_New(k);
     for (Py_ssize_t i = 0; pieces != NULL && i < k; i++) {
         PyObject *piece = shortened(items[i], level - 1);
         if (piece == NULL)
@@ -94,14 +102,7 @@ static PyObject *short_items(PyObject *const *items, Py_ssize_t n, int level, co
         else
             PyList_SET_ITEM(pieces, i, piece);
     }
-    if (pieces != NULL && n > ITEMS) {
-        PyObject *fill = PyUnicode_FromString("...");
-        if (fill == NULL)
-            Py_CLEAR(pieces);
-        else
-            PyList_SET_ITEM(pieces, k, fill);
-    }
-    return joined(pieces, left, n == 1 ? trail : "", right);
+    return joined(pieces, n > ITEMS, left, n == 1 ? trail : "", right);
 }
 
 /* showing._short_dict (NULL without an error: a key that is not a str, a foreign value). */
@@ -121,7 +122,7 @@ static PyObject *short_dict(PyObject *x, int level)
         return NULL;
     }
     Py_ssize_t k = n < ITEMS ? n : ITEMS;
-    PyObject *pieces = PyList_New(k + (n > ITEMS));
+    PyObject *pieces = PyList_New(k);
     for (Py_ssize_t i = 0; pieces != NULL && i < k; i++) {
         PyObject *key = PyList_GET_ITEM(keys, i);
         PyObject *name = short_str(key);
@@ -134,15 +135,8 @@ static PyObject *short_dict(PyObject *x, int level)
         else
             PyList_SET_ITEM(pieces, i, piece);
     }
-    if (pieces != NULL && n > ITEMS) {
-        PyObject *fill = PyUnicode_FromString("...");
-        if (fill == NULL)
-            Py_CLEAR(pieces);
-        else
-            PyList_SET_ITEM(pieces, k, fill);
-    }
     Py_DECREF(keys);
-    return joined(pieces, "{", "", "}");
+    return joined(pieces, n > ITEMS, "{", "", "}");
 }
 
 /* showing._short (NULL without an error: a value showing.show leaves to reprlib). */
