@@ -1,6 +1,6 @@
-/* What `nativegrade.c` (the stages, the records, the module) and `nativepairing.c` (the
-   selection stage) share: the hooks `configure` was given, the strings they compare and
-   build, and one case's reading. See nativegrade.c. */
+/* What the parts of `nativegrade.c` share (each file's own functions are declared under
+   its name below): the hooks `configure` was given, the strings they compare and build,
+   the attributes they read, and one case's reading. See nativegrade.c. */
 #ifndef TOOLPROXY_NATIVEGRADE_H
 #define TOOLPROXY_NATIVEGRADE_H
 

@@ -76,13 +76,17 @@ static const char *json_type(PyObject *v)
 /* matchers.coercions: the value in other JSON types, losslessly (a new list). */
 static PyObject *coercions(PyObject *v)
 {
-    if (PyUnicode_Check(v) || !(PyBool_Check(v) || PyLong_CheckExact(v) || PyFloat_CheckExact(v)))
-        return PyUnicode_Check(v) || PyLong_Check(v) || PyFloat_Check(v)
-                   ? PyObject_CallOneArg(H.coercions, v)  /* a str's rules are Python's */
-                   : PyList_New(0);
-    PyObject *text = PyBool_Check(v) ? PyUnicode_FromString(v == Py_True ? "true" : "false")
-                     : PyFloat_CheckExact(v) ? PyObject_Repr(v)
-                                             : PyObject_Str(v);
+    PyObject *text;
+    if (PyBool_Check(v))
+        text = PyUnicode_FromString(v == Py_True ? "true" : "false");
+    else if (PyFloat_CheckExact(v))
+        text = PyObject_Repr(v);
+    else if (PyLong_CheckExact(v))
+        text = PyObject_Str(v);
+    else if (PyUnicode_Check(v) || PyLong_Check(v) || PyFloat_Check(v))
+        return PyObject_CallOneArg(H.coercions, v);  /* a str's rules, a subclass: Python's */
+    else
+        return PyList_New(0);
     PyObject *found = text ? PyList_New(1) : NULL;
     if (found == NULL)
         Py_XDECREF(text);
