@@ -24,6 +24,7 @@ from toolproxy.grade import checker
 from toolproxy.grade.checker import grade_case_py, native_hooks
 from toolproxy.grade.model import Case, ExpectedCall, Matcher, Observation
 from toolproxy.records import ToolCall
+from toolproxy.schema.glance import CONFORMS
 
 SETTINGS = settings(max_examples=400, deadline=None, suppress_health_check=list(HealthCheck))
 
@@ -38,7 +39,9 @@ def native_grader() -> ModuleType:
 
 def hooks() -> dict[str, Any]:
     equal = built_module("toolproxy.grade.nativeequal")._C_API
-    return native_hooks(equal, built_module("toolproxy.schema.nativeglance")._C_API)
+    glance = built_module("toolproxy.schema.nativeglance")
+    glance.set_conforms(CONFORMS)  # (glance.py does it when it loads the module)
+    return native_hooks(equal, glance._C_API)
 
 
 @pytest.fixture(scope="module")

@@ -18,16 +18,23 @@ from tests.schema.test_quick import TOOL, TRICKY, object_of, scalars, type_names
 from tests.util.test_compiled import built_module
 from toolproxy.schema import glance as reading
 from toolproxy.schema.glance import fits_py, glance_py
-from toolproxy.schema.quick import MAX_DEPTH
+from toolproxy.schema.accepts import BOUNDS
+from toolproxy.schema.quick import LENGTHS, MAX_DEPTH
 from toolproxy.util import compiled
 
 REPO = Path(__file__).resolve().parents[2]
+NAN = float("nan")
+# values a bound or a length reads: long and short strs and lists, ints past any float
+SIZED = ["abc", "üéà", "x" * 5, [1, 2, 3], [[], {}], 10**400, -(10**400), float("inf"), -1e300]
+SIZED += ["2025-03-01T10:00:00Z", "2025-02-30T10:00:00Z", "10:00:00Z", "2025-03-01", "a@b.c"]
 
 
 @pytest.fixture(scope="module")
 def native() -> ModuleType:
     """The venv's build of `nativeglance.c`, for these very sources."""
-    return built_module("toolproxy.schema.nativeglance")
+    module = built_module("toolproxy.schema.nativeglance")
+    module.set_conforms(reading.CONFORMS)  # (glance.py does it when it loads the module)
+    return module
 
 
 def agrees(native: ModuleType, schema: Any, value: Any) -> bool | None:
@@ -68,7 +75,7 @@ def test_its_depth_limit_is_the_compilers(native):
 @given(mixed, st.lists(values, min_size=1, max_size=6))
 def test_it_never_gives_another_answer(native, schema: Any, found: list[Any]):
     for node in nodes(schema):
-        for value in found + TRICKY:
+        for value in found + TRICKY + SIZED:
             agrees(native, node, value)
 
 
@@ -83,6 +90,10 @@ annotations = {
     "readOnly": st.booleans() | st.just("yes"),
     "writeOnly": st.booleans(),
 }
+# bounds and lengths the compiler takes and ones it refuses (a bool, NaN, infinity, a
+# negative or a float count), and ints past any float or size
+bounds = st.integers(-3, 3) | st.sampled_from([1.5, -0.5, 10**400, float("inf"), NAN, True, "1"])
+counts = st.integers(0, 3) | st.sampled_from([-1, 1.0, True, 10**30, None])
 read_leaf = st.fixed_dictionaries(
     {},
     optional={
@@ -91,6 +102,10 @@ read_leaf = st.fixed_dictionaries(
         | st.sampled_from(["strng", [], ["string", 5], 5]),
         "enum": st.lists(scalars | st.lists(scalars, max_size=2), max_size=4) | st.just("x"),
         "const": scalars | st.lists(scalars, max_size=2),
+        "format": st.sampled_from(["date-time", "time", "date", "email", "ipv4", "no-such"])
+        | st.just(5),
+        **{bound: bounds for bound in BOUNDS},
+        **{length: counts for length in LENGTHS},
         **annotations,
     },
 )
@@ -116,7 +131,7 @@ read_in_c = st.recursive(st.booleans() | read_leaf, read_children, max_leaves=8)
 def test_on_what_it_reads_it_answers_and_agrees(native, schema: Any, found: list[Any]):
     """(Else the test above could pass by handing every question back.)"""
     for node in nodes(schema):
-        for value in found + TRICKY:
+        for value in found + TRICKY + SIZED:
             assert agrees(native, node, value) is not None, (node, value)
         assert native.fits(node) is not None, node
 
@@ -129,15 +144,31 @@ class Items(list):  # type: ignore[type-arg]
     pass
 
 
-NAN = float("nan")
 
 
 @pytest.mark.parametrize(
     ("schema", "value", "answer"),
     [
-        (BFCL_LIKE, {"city": "Paris"}, None),  # minimum: bounds are read in Python
+        (BFCL_LIKE, {"city": "Paris"}, True),  # minimum, read here
+        ({**BFCL_LIKE, "pattern": "a"}, {"city": "Paris"}, None),  # pattern: Python's re
+        ({"type": "string", "format": "date"}, "x", False),  # format: the checker given
+        ({"format": "date-time"}, "2025-03-01T10:00:00+01:00", True),
+        ({"format": "date-time"}, 5, True),  # a format checks strs only
+        ({"format": "no-such"}, "x", True),  # a format the checker does not know
         (TOOL, {"a": "x"}, None),  # $defs, $ref, format, anyOf
-        ({"type": "string", "maxLength": 3}, "abcd", None),
+        ({"type": "string", "maxLength": 3}, "abcd", False),
+        ({"type": "string", "maxLength": 3}, "üéàx"[:3], True),  # code points, not bytes
+        ({"minLength": 10**30}, "a", False),  # a count past any size
+        ({"maxItems": 10**30}, [1], True),
+        ({"minItems": -1}, [], False),  # no count: the compiler refuses it
+        ({"maxLength": True}, "", False),
+        ({"minimum": 1}, True, False),  # a bool under a bound: left to jsonschema
+        ({"minimum": 1}, "a", True),  # no number: no bound
+        ({"maximum": 1e308}, 10**400, False),  # an int past any float, compared exactly
+        ({"exclusiveMinimum": 10**400}, float("inf"), True),
+        ({"exclusiveMaximum": 2}, 2.0, False),
+        ({"minimum": float("inf")}, 1, False),  # no finite bound
+        ({"minimum": 0}, NAN, False),
         ({"type": "object", "nullable": True}, {}, None),  # an unknown keyword
         ({1: "x"}, {}, None),  # a key that is no str
         ({"type": "object", "properties": {"a": True}}, {1: "x"}, None),
@@ -176,3 +207,27 @@ def test_a_pulled_mcp_schema(native, path: Path):
     schema = json.loads(path.read_text(encoding="utf-8"))["tool"]["inputSchema"]
     for value in [*TRICKY, {"timezone": "Europe/Paris"}, {"source_timezone": "UTC", "time": "x"}]:
         agrees(native, schema, value)
+
+
+def test_a_format_is_read_with_the_checker_it_was_given(native):
+    """What glance_py answers of a checker that raises (not proven), and a checker given
+    nothing but a BaseException to raise is asked of again in Python."""
+
+    def raising(error: BaseException) -> Any:
+        def conforms(value: Any, name: str) -> bool:
+            raise error
+
+        return conforms
+
+    schema = {"type": "string", "format": "date-time"}
+    try:
+        native.set_conforms(raising(ValueError("bad")))
+        assert native.glance(schema, "x") is False
+        assert native.fits(schema) is True  # no value: no checker asked
+        native.set_conforms(raising(KeyboardInterrupt()))
+        assert native.glance(schema, "x") is None
+        with pytest.raises(TypeError, match="a callable"):
+            native.set_conforms(5)
+    finally:
+        native.set_conforms(reading.CONFORMS)
+    assert native.glance(schema, "2025-03-01T10:00:00Z") is True

@@ -1,6 +1,6 @@
 /* `quickerrors.iter_errors` in C, part of `nativegrade.c`, over glance's subset of JSON
-   Schema: type, properties, required, additionalProperties, items, enum, const and the
-   annotations (`glance.fits`), for arguments that are plain JSON. The same errors in the
+   Schema: type, properties, required, additionalProperties, items, enum, const, the numeric
+   bounds, the lengths, format and the annotations (`glance.fits`), for arguments that are plain JSON. The same errors in the
    same order as jsonschema gives them: each keyword as the schema lists it, a false
    schema's error one path step short, the extras of an additionalProperties schema walked
    as a set, those of a false one sorted in its message. An enum or const met by an object
@@ -242,6 +242,60 @@ static int enum_keyword(Walk *w, PyObject *options, PyObject *instance, PyObject
     return add_error(w, message, keyword, options, instance, w->depth);
 }
 
+/* quickerrors._bound: a number (bool is none) past `bound`, `test` the comparison that
+   fails it, in jsonschema's words. */
+static int bound_keyword(Walk *w, PyObject *keyword, PyObject *bound, PyObject *instance,
+                         int test, const char *words)
+{
+    if (!PyLong_CheckExact(instance) && !PyFloat_CheckExact(instance))
+        return 0;
+    int past = PyObject_RichCompareBool(instance, bound, test);  /* int, float: exact */
+    if (past <= 0)
+        return past;
+    return add_error(w, PyUnicode_FromFormat("%R is %s %R", instance, words, bound), keyword,
+                     bound, instance, w->depth);
+}
+
+/* quickerrors._size: a str's code points or a list's items fewer (`at_least`) or more
+   than `limit` (an int, at least 0: `fits` read it), in jsonschema's words, which differ
+   at an edge (at least 1, at most 0). */
+static int size_keyword(Walk *w, PyObject *keyword, PyObject *limit, PyObject *instance,
+                        int of_list, int at_least)
+{
+    if (!Py_IS_TYPE(instance, of_list ? &PyList_Type : &PyUnicode_Type))
+        return 0;
+    Py_ssize_t n = of_list ? PyList_GET_SIZE(instance) : PyUnicode_GET_LENGTH(instance);
+    int overflow;
+    long long bound = PyLong_AsLongLongAndOverflow(limit, &overflow);
+    if (overflow < 0 || (overflow == 0 && bound < 0))
+        return HAND_BACK;  /* not a count: fits refuses it */
+    int past = overflow > 0 ? at_least : at_least ? n < bound : n > bound;
+    if (!past)
+        return 0;
+    const char *words = at_least ? (overflow == 0 && bound == 1 ? "should be non-empty"
+                                                                : "is too short")
+                                 : (overflow == 0 && bound == 0 ? "is expected to be empty"
+                                                                : "is too long");
+    return add_error(w, PyUnicode_FromFormat("%R %s", instance, words), keyword, limit,
+                     instance, w->depth);
+}
+
+/* quickerrors._format: the format checker's words for a value it does not take
+   (`FormatChecker.check`'s, whose answer `conforms` gives); a checker that raises hands
+   the call back (the Python grader notes the schema not checked). */
+static int format_keyword(Walk *w, PyObject *name, PyObject *instance)
+{
+    int yes = H.glance->conforms(instance, name);
+    if (yes < 0) {
+        PyErr_Clear();
+        return HAND_BACK;
+    }
+    if (yes)
+        return 0;
+    return add_error(w, PyUnicode_FromFormat("%R is not a %R", instance, name), S.format,
+                     name, instance, w->depth);
+}
+
 /* quickerrors._Walk.descend over glance's subset (`pushed`: this walk took a step). */
 int walk(Walk *w, PyObject *schema, PyObject *instance, int pushed)
 {
@@ -270,6 +324,27 @@ int walk(Walk *w, PyObject *schema, PyObject *instance, int pushed)
             status = enum_keyword(w, v, instance, S.enum_);
         else if (str_is(k, S.const_))
             status = enum_keyword(w, v, instance, S.const_);
+        else if (str_is(k, S.minimum))
+            status = bound_keyword(w, S.minimum, v, instance, Py_LT, "less than the minimum of");
+        else if (str_is(k, S.maximum))
+            status = bound_keyword(w, S.maximum, v, instance, Py_GT,
+                                   "greater than the maximum of");
+        else if (str_is(k, S.exclusiveMinimum))
+            status = bound_keyword(w, S.exclusiveMinimum, v, instance, Py_LE,
+                                   "less than or equal to the minimum of");
+        else if (str_is(k, S.exclusiveMaximum))
+            status = bound_keyword(w, S.exclusiveMaximum, v, instance, Py_GE,
+                                   "greater than or equal to the maximum of");
+        else if (str_is(k, S.minLength))
+            status = size_keyword(w, S.minLength, v, instance, 0, 1);
+        else if (str_is(k, S.maxLength))
+            status = size_keyword(w, S.maxLength, v, instance, 0, 0);
+        else if (str_is(k, S.minItems))
+            status = size_keyword(w, S.minItems, v, instance, 1, 1);
+        else if (str_is(k, S.maxItems))
+            status = size_keyword(w, S.maxItems, v, instance, 1, 0);
+        else if (str_is(k, S.format))
+            status = format_keyword(w, v, instance);
     }  /* the rest are annotations: `fits` read every keyword */
     return status;
 }

@@ -58,6 +58,8 @@ typedef struct {
     PyObject *optional_absent, *required_absent, *not_expected, *empty;
     PyObject *properties, *required, *additionalProperties, *items, *const_, *type,
         *malformed, *schema_violation, *arguments_path, *dollar;
+    PyObject *minimum, *maximum, *exclusiveMinimum, *exclusiveMaximum, *minLength, *maxLength,
+        *minItems, *maxItems, *format;
     PyObject *wrong_tool, *parallel_collapse, *spurious_call, *missing_required,
         *hallucinated_param, *type_coercion;
 } Strings;

@@ -152,7 +152,11 @@ int intern_strings(void)
         {&S.empty, ""}, {&S.properties, "properties"}, {&S.required, "required"},
         {&S.additionalProperties, "additionalProperties"}, {&S.items, "items"},
         {&S.const_, "const"}, {&S.type, "type"}, {&S.malformed, "malformed"},
-        {&S.arguments_path, "(arguments)"}, {&S.dollar, "$"},
+        {&S.arguments_path, "(arguments)"}, {&S.dollar, "$"}, {&S.minimum, "minimum"},
+        {&S.maximum, "maximum"}, {&S.exclusiveMinimum, "exclusiveMinimum"},
+        {&S.exclusiveMaximum, "exclusiveMaximum"}, {&S.minLength, "minLength"},
+        {&S.maxLength, "maxLength"}, {&S.minItems, "minItems"}, {&S.maxItems, "maxItems"},
+        {&S.format, "format"},
     };
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         if (*all[i].slot == NULL && (*all[i].slot = PyUnicode_InternFromString(all[i].text)) == NULL)

@@ -119,8 +119,10 @@ static int read_error(Error *e, Findings *found)
         label = S.missing_required, bucket = S.missing;
     } else if (keyword == S.additionalProperties) {
         label = S.hallucinated_param, bucket = S.hallucinated;
-    } else if (keyword == S.enum_ || keyword == S.const_) {
-        bucket = S.hallucinated;  /* a wrong value */
+    } else if (keyword == S.enum_ || keyword == S.const_ || keyword == S.minimum ||
+               keyword == S.maximum || keyword == S.exclusiveMinimum ||
+               keyword == S.exclusiveMaximum) {
+        bucket = S.hallucinated;  /* a wrong value (schemastage.WRONG_VALUE_KEYWORDS) */
     }
     if (outranks(label, found->label))
         found->label = label;

@@ -48,12 +48,17 @@ _NO_PROPERTIES: Final[dict[str, Any]] = {}  # read only
 _NO_NAMES: Final[list[Any]] = []  # read only
 # `format` as `compile_quick` checks it for a schema that names no draft (glance reads no
 # `$schema`): Draft 2020-12's format checker, with `schema.formats`' date-time and time
-_CONFORMS: Final = conforms_of(jsonschema.Draft202012Validator)
+CONFORMS: Final = conforms_of(jsonschema.Draft202012Validator)
 
 
 # `nativeglance.c`'s reading (the same answers, or None: ask the Python reading below)
 NATIVE_GLANCE: Final = native("toolproxy.schema.nativeglance", "glance")
 NATIVE_FITS: Final = native("toolproxy.schema.nativeglance", "fits")
+# the format checker it reads `format` with: this module's own (a value under `format`
+# hands back until it has one)
+_SET_CONFORMS: Final = native("toolproxy.schema.nativeglance", "set_conforms")
+if _SET_CONFORMS is not None:
+    _SET_CONFORMS(CONFORMS)
 
 
 def glance(schema: Any, value: Any) -> bool:
@@ -151,7 +156,7 @@ def _node(spec: Any, value: Any, present: bool, depth: int) -> bool:
             if present and type(value) is str and found.search(value) is None:
                 return False
         elif key == "format":
-            if type(sub) is not str or (present and not _CONFORMS(value, sub)):
+            if type(sub) is not str or (present and not CONFORMS(value, sub)):
                 return False
         elif key in KNOWN:
             return False  # a keyword the compiler handles, or leaves to jsonschema

@@ -5,11 +5,14 @@
    True and False are `glance.glance`'s (and `glance.fits`') own answers; None hands the
    question back to them (`glance.py` asks this first, when the compiled core is built).
    Read here: `type`, `description`, `properties`, `required`, `additionalProperties`,
-   `items`, `enum` and `const`, and the annotations (`title`, `$comment`, `default`,
-   `examples`, `deprecated`, `readOnly`, `writeOnly`); any other keyword (the numeric
-   bounds, the lengths, keywords the metaschema knows or does not) hands back, as do a key
-   that is not a str, more than 8 required names (`quick.repeats` then builds a set) and a
-   value's key that is not a str. Nothing here runs Python code or raises: strs are
+   `items`, `enum` and `const`, the numeric bounds (`minimum`, `maximum` and the exclusive
+   two), the lengths (`minLength`, `maxLength`, `minItems`, `maxItems`), and the annotations
+   (`title`, `$comment`, `default`, `examples`, `deprecated`, `readOnly`, `writeOnly`), and
+   `format`, through the format checker glance.py gives (`set_conforms`; until then a value
+   under a `format` hands back); any other keyword (`pattern`, which needs Python's re,
+   keywords the metaschema knows or does not) hands back, as do a key that is not a str,
+   more than 8 required names (`quick.repeats` then builds a set) and a value's key that
+   is not a str. No Python code runs here but that checker, and nothing raises: strs are
    compared as code points, numbers by CPython's own int/float comparison.
 
    Why: on 1,000 BFCL-shaped cases reading a schema met for the first time was 19-21 % of a
@@ -162,6 +165,91 @@ static int items(PyObject *spec, PyObject *value, int present, int depth)
     return node(spec, Py_None, 0, depth + 1);
 }
 
+/* The numeric bounds by keyword, as `accepts.BOUNDS` orders them: the comparison that
+   holds for a number on the bound's good side. */
+static const int BOUND_OPS[] = {Py_GE, Py_LE, Py_GT, Py_LT};
+
+/* `minimum` and the rest (quick.is_bound, accepts.numeric): a finite int or float bound;
+   with a value, an int or float on its side (NaN, a bool and other int or float
+   subclasses not proven; other types pass). */
+static int bounded(int op, PyObject *bound, PyObject *value, int present)
+{
+    if (!Py_IS_TYPE(bound, &PyLong_Type) &&
+        !(Py_IS_TYPE(bound, &PyFloat_Type) && isfinite(PyFloat_AS_DOUBLE(bound))))
+        return NOT_PROVEN;
+    if (!present)
+        return PROVEN;
+    if (!Py_IS_TYPE(value, &PyLong_Type) && !Py_IS_TYPE(value, &PyFloat_Type))
+        return PyLong_Check(value) || PyFloat_Check(value) ? NOT_PROVEN : PROVEN;
+    if (Py_IS_TYPE(value, &PyFloat_Type) && isnan(PyFloat_AS_DOUBLE(value)))
+        return NOT_PROVEN;
+    int holds = PyObject_RichCompareBool(value, bound, BOUND_OPS[op]);  /* int, float: exact */
+    if (holds < 0) {
+        PyErr_Clear();
+        return ASK_PYTHON;
+    }
+    return holds ? PROVEN : NOT_PROVEN;
+}
+
+/* `minLength`, `maxLength` (code points of a str), `minItems`, `maxItems` (items of a
+   list): quick.is_count (an int, at least 0) and accepts.sized (other types pass). */
+static int sized(int of_list, int at_least, PyObject *limit, PyObject *value, int present)
+{
+    if (!Py_IS_TYPE(limit, &PyLong_Type))
+        return NOT_PROVEN;
+    int overflow;
+    long long n = PyLong_AsLongLongAndOverflow(limit, &overflow);
+    if (overflow < 0 || (overflow == 0 && n < 0))
+        return NOT_PROVEN;  /* (an exact int: no error) */
+    if (!present)
+        return PROVEN;
+    if (!Py_IS_TYPE(value, of_list ? &PyList_Type : &PyUnicode_Type))
+        return PROVEN;
+    Py_ssize_t size = of_list ? PyList_GET_SIZE(value) : PyUnicode_GET_LENGTH(value);
+    if (overflow > 0)  /* past any size */
+        return at_least ? NOT_PROVEN : PROVEN;
+    return (at_least ? size >= n : size <= n) ? PROVEN : NOT_PROVEN;
+}
+
+/* The format checker's `conforms` (glance._CONFORMS, given by `set_conforms`; strong), or
+   NULL: a `format` met with a value hands back. */
+static PyObject *conforms;
+
+/* formats.format_conforms: 1, 0, or -1 with an error set (none given, or it raised). */
+static int conforms_entry(PyObject *value, PyObject *name)
+{
+    if (conforms == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "nativeglance: set_conforms was not called");
+        return -1;
+    }
+    PyObject *args[2] = {value, name};
+    PyObject *found = PyObject_Vectorcall(conforms, args, 2, NULL);
+    if (found == NULL)
+        return -1;
+    int yes = PyObject_IsTrue(found);
+    Py_DECREF(found);
+    return yes;
+}
+
+/* `format`: a str; with a value, one the format checker takes (glance_py's answer to a
+   checker that raises: not proven). */
+static int formatted(PyObject *name, PyObject *value, int present)
+{
+    if (!Py_IS_TYPE(name, &PyUnicode_Type))
+        return NOT_PROVEN;
+    if (!present)
+        return PROVEN;
+    if (conforms == NULL)
+        return ASK_PYTHON;
+    int yes = conforms_entry(value, name);
+    if (yes < 0) {
+        int caught = PyErr_ExceptionMatches(PyExc_Exception);  /* as glance_py catches */
+        PyErr_Clear();
+        return caught ? NOT_PROVEN : ASK_PYTHON;
+    }
+    return yes ? PROVEN : NOT_PROVEN;
+}
+
 /* glance._object: `properties`, `required` and `additionalProperties` at once. */
 static int object(PyObject *props, PyObject *required, PyObject *extra, PyObject *value,
                   int present, int depth)
@@ -262,8 +350,26 @@ static int node(PyObject *spec, PyObject *value, int present, int depth)
         else if (is_key(key, "deprecated", 10) || is_key(key, "readOnly", 8) ||
                  is_key(key, "writeOnly", 9))
             ok = PyBool_Check(sub);
+        else if (is_key(key, "minimum", 7))
+            ok = bounded(0, sub, value, present);
+        else if (is_key(key, "maximum", 7))
+            ok = bounded(1, sub, value, present);
+        else if (is_key(key, "exclusiveMinimum", 16))
+            ok = bounded(2, sub, value, present);
+        else if (is_key(key, "exclusiveMaximum", 16))
+            ok = bounded(3, sub, value, present);
+        else if (is_key(key, "minLength", 9))
+            ok = sized(0, 1, sub, value, present);
+        else if (is_key(key, "maxLength", 9))
+            ok = sized(0, 0, sub, value, present);
+        else if (is_key(key, "minItems", 8))
+            ok = sized(1, 1, sub, value, present);
+        else if (is_key(key, "maxItems", 8))
+            ok = sized(1, 0, sub, value, present);
+        else if (is_key(key, "format", 6))
+            ok = formatted(sub, value, present);
         else
-            return ASK_PYTHON;  /* bounds, lengths, and every other keyword */
+            return ASK_PYTHON;  /* pattern, and every other keyword */
         if (ok != PROVEN)
             return ok;
     }
@@ -292,7 +398,7 @@ static int fits_entry(PyObject *schema)
     return node(schema, Py_None, 0, 0);
 }
 
-static const GlanceAPI entries = {glance_entry, fits_entry, type_test};
+static const GlanceAPI entries = {glance_entry, fits_entry, type_test, conforms_entry};
 
 static PyObject *py_glance(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -308,10 +414,22 @@ static PyObject *py_fits(PyObject *module, PyObject *schema)
     return answer(node(schema, Py_None, 0, 0));
 }
 
+static PyObject *py_set_conforms(PyObject *module, PyObject *found)
+{
+    if (!PyCallable_Check(found)) {
+        PyErr_SetString(PyExc_TypeError, "set_conforms(conforms): a callable");
+        return NULL;
+    }
+    Py_XSETREF(conforms, Py_NewRef(found));
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
     {"glance", (PyCFunction)(void (*)(void))py_glance, METH_FASTCALL,
      "glance(schema, value): True, False, or None (ask schema.glance)"},
     {"fits", py_fits, METH_O, "fits(schema): True, False, or None (ask schema.glance)"},
+    {"set_conforms", py_set_conforms, METH_O,
+     "set_conforms(conforms): the format checker `format` is read with (glance._CONFORMS)"},
     {NULL, NULL, 0, NULL},
 };
 
