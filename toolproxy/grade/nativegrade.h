@@ -60,6 +60,7 @@ typedef struct {
         *malformed, *schema_violation, *arguments_path, *dollar;
     PyObject *minimum, *maximum, *exclusiveMinimum, *exclusiveMaximum, *minLength, *maxLength,
         *minItems, *maxItems, *format;
+    PyObject *colon, *dot, *None_, *expected_, *got_, *none_of;  /* pieces of words */
     PyObject *wrong_tool, *parallel_collapse, *spurious_call, *missing_required,
         *hallucinated_param, *type_coercion;
 } Strings;
@@ -183,5 +184,7 @@ int outranks(PyObject *label, PyObject *other);  /* labels.outranks (other NULL:
 int json_equal(PyObject *a, PyObject *b);     /* equality.deep_equal: 1, 0, -1 */
 PyObject *call_record(PyObject *make, PyObject *const *args, Py_ssize_t n);
 int add_arg(PyObject *found, PyObject *name, PyObject *bucket, PyObject *detail);
+int append(PyObject *list, PyObject *item);   /* on a list made here: 0, -1 */
+PyObject *concat(PyObject *const *parts, int n);  /* "".join of strs, NULL-safe */
 
 #endif

@@ -61,7 +61,8 @@ static PyObject *json_path(Error *e)
         if (name == NULL) {
             part = PyUnicode_FromFormat("[%zd]", e->path[i].index);
         } else if (json_name(name)) {
-            part = PyUnicode_FromFormat(".%U", name);
+            Py_SETREF(path, concat((PyObject *[]){path, S.dot, name}, 3));
+            continue;
         } else {
             PyObject *a = PyUnicode_FromString("\\"), *b = PyUnicode_FromString("\\\\");
             PyObject *c = PyUnicode_FromString("'"), *d = PyUnicode_FromString("\\'");
@@ -130,11 +131,10 @@ static int read_error(Error *e, Findings *found)
     PyObject *message = size > MAX_MESSAGE ? PyUnicode_Substring(e->message, 0, MAX_MESSAGE)
                                            : Py_NewRef(e->message);
     PyObject *where = message ? json_path(e) : NULL;
-    PyObject *note = where ? PyUnicode_FromFormat("%U: %U", where, message) : NULL;
-    PyObject *detail = !note ? NULL
-                       : keyword ? PyUnicode_FromFormat("%U: %U", keyword, message)
-                                 : PyUnicode_FromFormat("None: %U", message);
-    int status = detail && PyList_Append(found->notes, note) == 0 ? 0 : -1;
+    PyObject *note = concat((PyObject *[]){where, S.colon, message}, 3);
+    PyObject *detail =
+        note ? concat((PyObject *[]){keyword ? keyword : S.None_, S.colon, message}, 3) : NULL;
+    int status = detail && append(found->notes, note) == 0 ? 0 : -1;
     if (status == 0 && keyword == S.required) {  /* every required name absent, each time */
         for (Py_ssize_t i = 0; status == 0 && i < PyList_GET_SIZE(e->value); i++) {
             PyObject *name = PyList_GET_ITEM(e->value, i);
@@ -185,7 +185,7 @@ PyObject *merged_args(PyObject *matched, Findings *f)
             status = add_arg(out, f->flags[hit].name, f->flags[hit].bucket, f->flags[hit].detail);
         } else if (status == 0) {
             for (Py_ssize_t k = i; status == 0 && k < i + (flat ? 3 : 1); k++)
-                status = PyList_Append(out, PyList_GET_ITEM(matched, k));
+                status = append(out, PyList_GET_ITEM(matched, k));
         }
         if (status < 0)
             Py_CLEAR(out);

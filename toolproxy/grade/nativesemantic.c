@@ -15,7 +15,7 @@ static int failed(Semantic *s, PyObject *label, PyObject *detail)
     if (s->errors == NULL || detail == NULL || detail == Py_None)
         return 0;
     int some = PyObject_IsTrue(detail);
-    return some <= 0 ? some : PyList_Append(s->errors, detail);
+    return some <= 0 ? some : append(s->errors, detail);
 }
 
 /* An absent argument: ok when optional, else missing (with literal_hint's words). */
@@ -134,8 +134,8 @@ static PyObject *mismatch_words(PyObject *m, int exact, PyObject *value, PyObjec
     }
     PyObject *got = show(value);
     if (got != NULL && (shown = show(want)) != NULL) {
-        words = exact ? PyUnicode_FromFormat("expected %U, got %U", shown, got)
-                      : PyUnicode_FromFormat("%U is none of %U", got, shown);
+        words = exact ? concat((PyObject *[]){S.expected_, shown, S.got_, got}, 4)
+                      : concat((PyObject *[]){got, S.none_of, shown}, 3);
         Py_DECREF(shown);
     }
     Py_XDECREF(got);
@@ -223,7 +223,7 @@ static int present(PyObject *name, PyObject *m, PyObject *value, PyObject *found
         return -1;
     }
     grade = PyTuple_GET_ITEM(graded, 1);
-    int status = PyList_Append(found, grade);  /* the list holds the grade and its fields */
+    int status = append(found, grade);  /* the list holds the grade and its fields */
     if (status == 0 && (bucket = GET(grade, arg, bucket)) != NULL) {
         s->not_graded |= str_is(bucket, S.not_graded);
         Py_DECREF(bucket);

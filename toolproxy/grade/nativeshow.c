@@ -127,7 +127,7 @@ static PyObject *short_dict(PyObject *x, int level)
         PyObject *key = PyList_GET_ITEM(keys, i);
         PyObject *name = short_str(key);
         PyObject *value = name ? shortened(PyDict_GetItemWithError(x, key), level - 1) : NULL;
-        PyObject *piece = value ? PyUnicode_FromFormat("%U: %U", name, value) : NULL;
+        PyObject *piece = value ? concat((PyObject *[]){name, S.colon, value}, 3) : NULL;
         Py_XDECREF(name);
         Py_XDECREF(value);
         if (piece == NULL)
