@@ -22,7 +22,7 @@ still graded in turn, but what they read stays in the caches.
 
 With the compiled core, a case is graded in C (`grade/nativegrade.c`), which reads a
 schema that glance reads as it stands, cached or not: there the warm arm differs from the
-fresh one only where glance hands a schema back (a bound, `format`, `anyOf`, ...), and by
+fresh one only where glance hands a schema back (`pattern`, `anyOf`, `$ref`, ...), and by
 what the warming pass left in the CPU's caches.
 
 When the compiled grading core is in use (`toolproxy/util/compiled.py`), every round also

@@ -39,7 +39,16 @@ For each, interleaved over --rounds rounds (median, and the range):
 
 and prints cases per second against the goal (10,000 cases/s for `grade`). With
 `--before SRC` (a checkout of an earlier commit, e.g. `git worktree add /tmp/before REV`)
-every arm also runs that code, interleaved, and the ratio is printed.
+every arm also runs that code, interleaved, and the ratio is printed. The venv's compiled
+core is built from this tree's sources, so SRC runs on the pure core unless
+`--before-python PY` names a Python whose venv holds SRC's own build:
+
+    cp -a .venv /tmp/before-venv
+    PYTHONPATH=/tmp/before /tmp/before-venv/bin/python /tmp/before/scripts/compile_core.py
+    .venv/bin/python bench/bench_grade_e2e.py --before /tmp/before \
+        --before-python /tmp/before-venv/bin/python
+
+(the copy's scripts still name this venv's Python: each is run through PY here).
 """
 
 from __future__ import annotations
@@ -59,6 +68,9 @@ import grade_capture  # type: ignore[import-not-found]
 from toolproxy.util.compiled import PURE_ENV, core, in_use
 
 TOOLPROXY = str(Path(sys.executable).with_name("toolproxy"))
+# a script run with -c: -P keeps the working folder off sys.path (from a checkout's root it
+# would import that checkout's toolproxy, not --before's)
+SCRIPT = ("-P", "-c")
 GOAL = 10_000
 HELD = 10  # earlier runs in the capture of the `grade, 10 runs held` arm
 PLAN = """
@@ -105,7 +117,7 @@ def timed(argv: list[str], src: str | None) -> float:
     took = time.perf_counter() - t0
     if done.returncode != 0:
         raise SystemExit(f"{' '.join(argv)} failed:\n{done.stderr[-2000:]}")
-    return float(done.stdout) if argv[1] == "-c" else took
+    return float(done.stdout) if argv[1] == "-P" else took
 
 
 SETTLE = """
@@ -118,14 +130,14 @@ print(time.perf_counter() - t0)
 """
 
 
-def fresh_copy(capture: Path, src: str | None) -> float:
+def fresh_copy(capture: Path, src: str | None, python: str) -> float:
     """A fresh copy of `capture`, named `fresh`, beside it, opened once by the version under
     test (its views rewritten for the new folder): the seconds that first open took."""
     fresh = capture.with_name("fresh")
     shutil.rmtree(fresh, ignore_errors=True)
     shutil.copytree(capture, fresh)
     os.sync()  # the copy's pages written back now, not by the kernel during the timed run
-    return timed([sys.executable, "-c", SETTLE, str(fresh)], src)
+    return timed([python, *SCRIPT, SETTLE, str(fresh)], src)
 
 
 def holding_runs(capture: Path, cases: Path, runs: int) -> Path:
@@ -150,10 +162,19 @@ def holding_runs(capture: Path, cases: Path, runs: int) -> Path:
     return held
 
 
-def arms(capture: Path, cases: Path, r: int, tag: str) -> dict[str, list[str]]:
+def cli(python: str) -> list[str]:
+    """The `toolproxy` command of `python`'s venv, run through that Python (a copied venv's
+    scripts name the Python they were installed with)."""
+    if python == sys.executable:
+        return [TOOLPROXY]
+    return [python, str(Path(python).with_name("toolproxy"))]
+
+
+def arms(capture: Path, cases: Path, r: int, tag: str, python: str) -> dict[str, list[str]]:
     out = cases.with_name(f"labelled-{tag}-{r}.jsonl")
+    toolproxy = cli(python)
     fresh = str(capture.with_name("fresh"))  # a copy of `capture` made before each grade
-    grade = [TOOLPROXY, "grade", str(cases), "-c", fresh, "--run", f"{tag}-{r}"]
+    grade = [*toolproxy, "grade", str(cases), "-c", fresh, "--run", f"{tag}-{r}"]
     one = {"grade -j1": [*grade, "--jobs", "1"]} if tag == "now" else {}  # before: no --jobs
     if tag == "now" and in_use():  # the same on the pure Python core
         one["grade, pure core"] = ["env", f"{PURE_ENV}=1", *grade]
@@ -161,11 +182,11 @@ def arms(capture: Path, cases: Path, r: int, tag: str) -> dict[str, list[str]]:
         "grade": grade,
         f"grade, {HELD} runs held": grade,
         **one,
-        "label --import": [TOOLPROXY, "label", "-c", str(capture), "--import", str(cases)]
+        "label --import": [*toolproxy, "label", "-c", str(capture), "--import", str(cases)]
         + ["-o", str(out)],
-        "replay planning": [sys.executable, "-c", PLAN, str(capture), str(cases)],
-        "report": [TOOLPROXY, "report", "-c", str(capture.with_name("held")), "-r", "held-0"],
-        "runs listed": [sys.executable, "-c", RUNS, str(capture.with_name("held"))],
+        "replay planning": [python, *SCRIPT, PLAN, str(capture), str(cases)],
+        "report": [*toolproxy, "report", "-c", str(capture.with_name("held")), "-r", "held-0"],
+        "runs listed": [python, *SCRIPT, RUNS, str(capture.with_name("held"))],
     }
 
 
@@ -178,8 +199,17 @@ def main() -> None:
         metavar="SRC",
         help="also run a checkout of an earlier commit (its folder holding toolproxy/)",
     )
+    parser.add_argument(
+        "--before-python",
+        metavar="PY",
+        default=sys.executable,
+        help="the Python --before runs with: one whose venv holds that checkout's own "
+        "compiled core (default: this one, whose build is of this tree: the pure core)",
+    )
     args = parser.parse_args()
-    versions = {"now": None} | ({"before": args.before} if args.before else {})
+    versions = {"now": (None, sys.executable)}
+    if args.before:
+        versions["before"] = (args.before, args.before_python)
     with tempfile.TemporaryDirectory() as tmp:
         shapes = {}
         for name, schemas in (("20 schemas", 20), ("schema per case", None)):
@@ -192,17 +222,22 @@ def main() -> None:
         times: dict[tuple[str, str, str], list[float]] = {}
         for r in range(args.rounds):
             for name, (capture, cases, _) in shapes.items():
-                for version, src in versions.items():
-                    for what, argv in arms(capture, cases, r, version).items():
+                for version, (src, python) in versions.items():
+                    for what, argv in arms(capture, cases, r, version, python).items():
                         if what.startswith("grade"):
-                            held = "runs held" in what
-                            opened = fresh_copy(capture.with_name("held") if held else capture, src)
+                            held = capture.with_name("held") if "runs held" in what else capture
+                            opened = fresh_copy(held, src, python)
                             times.setdefault((name, "first open", version), []).append(opened)
                         times.setdefault((name, what, version), []).append(timed(argv, src))
-        print(
-            f"\n{args.calls:,} recorded calls, median of {args.rounds} interleaved rounds; "
-            f"grading core: {core()}"
-        )
+        cores = f"grading core: {core()}"
+        if args.before:  # the core that checkout ran on, asked of its own Python
+            asked = [args.before_python, *SCRIPT, "from toolproxy.util import compiled as c;"
+                     " print(c.core())"]  # fmt: skip
+            env = dict(os.environ, PYTHONPATH=args.before)
+            before = subprocess.run(asked, capture_output=True, text=True, env=env).stdout
+            cores += f"; before: {before.strip() or 'unknown'}"
+        rounds = f"median of {args.rounds} interleaved rounds"
+        print(f"\n{args.calls:,} recorded calls, {rounds}; {cores}")
         for (name, what, version), ts in times.items():
             if what == "first open":
                 print(
@@ -218,7 +253,7 @@ def main() -> None:
                 note += f", {one / statistics.median(ts):3.1f}x one process"
             if version == "before":
                 now = n / statistics.median(times[(name, what, "now")])
-                note = f"  now {now / rate:4.1f}x faster"
+                note = f"  now {now / rate:.2f}x the rate before"
             print(
                 f"  {name:16} {what:16} {version:6} {statistics.median(ts):6.2f} s"
                 f"  {rate:>8,.0f} cases/s  ({n / max(ts):,.0f}-{n / min(ts):,.0f}){note}"

@@ -9,6 +9,7 @@ import json
 from types import ModuleType
 from typing import Any
 
+import jsonschema
 import pytest
 from hypothesis import event, given
 from hypothesis import strategies as st
@@ -18,11 +19,12 @@ from tests.grade.test_properties import judges, matchers
 from toolproxy.grade.model import Case, ExpectedCall, Matcher, Observation
 from toolproxy.records import ToolCall
 from toolproxy.schema.accepts import BOUNDS
+from toolproxy.schema.formats import format_checker
 from toolproxy.schema.quick import LENGTHS
 
 # Schemas made only of what glance reads (type, properties, required, additionalProperties,
-# items, enum, const, the bounds and lengths, format, annotations), nested, with names that json_path and the argument
-# paths write specially: what the C schema stage reads.
+# items, enum, const, the bounds and lengths, format, annotations), nested, with names that
+# json_path and the argument paths write specially: what the C schema stage reads.
 SUBSET_KEYS = st.sampled_from(["city", "unit", "", "ü", "a b", "it's", "a\n", "x1_", "b\\s"])
 _SCALARS = st.none() | st.booleans() | st.integers(-3, 3) | st.floats(-2, 2) | st.text(max_size=3)
 _SCALARS |= st.sampled_from(["2025-03-01T10:00:00Z", "2025-02-30T10:00:00Z", "10:00:00Z"])
@@ -136,6 +138,9 @@ def test_what_the_walk_does_not_read_is_graded_by_python_alike(native, schema, a
         ({"properties": {"n": {"minimum": 3}}, "additionalProperties": False}, {"n": 1, "x": 2}),
         ({"properties": {"d": {"type": "string", "format": "date-time"}}}, {"d": "2025-02-30"}),
         ({"properties": {"d": {"format": "time", "maxLength": 3}}}, {"d": "25:00:00Z"}),
+        # a value at its bound, and a bool under one, beside an error: no error of theirs
+        ({"properties": {"n": {"minimum": 3}, "s": {"type": "string"}}}, {"n": 3, "s": 1}),
+        ({"properties": {"n": {"minimum": 3}, "s": {"type": "string"}}}, {"n": True, "s": 1}),
     ],
 )
 def test_bound_length_and_format_errors_are_worded_in_c(native, schema, args):
@@ -159,3 +164,22 @@ def test_bound_length_and_format_errors_are_worded_in_c(native, schema, args):
         native.configure(taken)
     assert found is not None and found.calls[0].stage_failed == "schema"
     assert asked == []
+
+
+def test_a_format_checker_that_raises_hands_the_call_back(native):
+    """The Python grader notes the schema not checked; the C walk does not word the
+    call's other errors without it."""
+    checker = format_checker(jsonschema.Draft202012Validator)
+
+    def boom(value: Any) -> bool:
+        raise ValueError("boom")
+
+    checker.checkers["boom"] = (boom, ())
+    try:
+        schema = {"properties": {"d": {"format": "boom"}, "s": {"type": "string"}}}
+        args = {"d": "x", "s": 1}
+        found = agrees(native, *one_call(schema, args, {}))
+    finally:
+        del checker.checkers["boom"]
+    assert found is not None
+    assert found.calls[0].errors == ["schema not checked: ValueError: boom"]

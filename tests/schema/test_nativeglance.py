@@ -17,8 +17,8 @@ from tests.schema.test_glance import BFCL_LIKE, mixed
 from tests.schema.test_quick import TOOL, TRICKY, object_of, scalars, type_names, values
 from tests.util.test_compiled import built_module
 from toolproxy.schema import glance as reading
-from toolproxy.schema.glance import fits_py, glance_py
 from toolproxy.schema.accepts import BOUNDS
+from toolproxy.schema.glance import fits_py, glance_py
 from toolproxy.schema.quick import LENGTHS, MAX_DEPTH
 from toolproxy.util import compiled
 
@@ -144,8 +144,6 @@ class Items(list):  # type: ignore[type-arg]
     pass
 
 
-
-
 @pytest.mark.parametrize(
     ("schema", "value", "answer"),
     [
@@ -162,6 +160,12 @@ class Items(list):  # type: ignore[type-arg]
         ({"maxItems": 10**30}, [1], True),
         ({"minItems": -1}, [], False),  # no count: the compiler refuses it
         ({"maxLength": True}, "", False),
+        ({"minimum": 1}, 1, True),  # each bound at its edge
+        ({"maximum": 1}, 1.0, True),
+        ({"exclusiveMinimum": 1}, 1, False),
+        ({"exclusiveMaximum": 1.5}, 1.5, False),
+        ({"minLength": 2, "maxLength": 2}, "ab", True),
+        ({"minItems": 1, "maxItems": 1}, [None], True),
         ({"minimum": 1}, True, False),  # a bool under a bound: left to jsonschema
         ({"minimum": 1}, "a", True),  # no number: no bound
         ({"maximum": 1e308}, 10**400, False),  # an int past any float, compared exactly
