@@ -23,8 +23,9 @@ from toolproxy.schema.formats import format_checker
 from toolproxy.schema.quick import LENGTHS
 
 # Schemas made only of what glance reads (type, properties, required, additionalProperties,
-# items, enum, const, the bounds and lengths, format, annotations), nested, with names that
-# json_path and the argument paths write specially: what the C schema stage reads.
+# items, enum, const, the bounds and lengths, format, allOf, anyOf, annotations), nested,
+# with names that json_path and the argument paths write specially: what the C schema stage
+# reads.
 SUBSET_KEYS = st.sampled_from(["city", "unit", "", "ü", "a b", "it's", "a\n", "x1_", "b\\s"])
 _SCALARS = st.none() | st.booleans() | st.integers(-3, 3) | st.floats(-2, 2) | st.text(max_size=3)
 _SCALARS |= st.sampled_from(["2025-03-01T10:00:00Z", "2025-02-30T10:00:00Z", "10:00:00Z"])
@@ -70,6 +71,10 @@ subset_schemas = st.recursive(
             st.booleans(),
         ),
         st.builds(lambda items: {"type": "array", "items": items}, inner),
+        st.builds(lambda subs: {"allOf": subs}, st.lists(inner, min_size=1, max_size=2)),
+        st.builds(  # an optional parameter as pydantic writes it, and other alternatives
+            lambda subs: {"anyOf": subs}, st.lists(inner, min_size=1, max_size=2)
+        ),
         st.builds(  # required before properties: errors come in the schema's key order
             lambda props: {"required": ["city"], "properties": props},
             st.dictionaries(SUBSET_KEYS, inner, max_size=3),
@@ -114,6 +119,11 @@ def test_schema_errors_worded_in_c_are_the_pythons(native, schema, args, wanted,
     [
         ({"properties": {"u": {"enum": [[1], [2]]}}}, {"u": [1]}),  # a list met by an enum
         ({"properties": {"n": {"type": "string", "pattern": "^a"}}}, {"n": "b"}),  # re
+        ({"properties": {"q": {"anyOf": [{"type": "string"}, {"type": "null"}]}}}, {"q": 1}),
+        (  # anyOf's error beside another: both the Python grader's, none in C
+            {"properties": {"q": {"anyOf": [{"type": "null"}]}, "s": {"type": "string"}}},
+            {"q": 1, "s": 1},
+        ),
         ({"properties": {"f": {"type": "string"}}}, {"f": float("nan")}),  # not plain JSON
     ],
 )
@@ -141,6 +151,18 @@ def test_what_the_walk_does_not_read_is_graded_by_python_alike(native, schema, a
         # a value at its bound, and a bool under one, beside an error: no error of theirs
         ({"properties": {"n": {"minimum": 3}, "s": {"type": "string"}}}, {"n": 3, "s": 1}),
         ({"properties": {"n": {"minimum": 3}, "s": {"type": "string"}}}, {"n": True, "s": 1}),
+        # an optional parameter given, or null, beside an error; allOf's errors, each
+        (
+            {
+                "properties": {"q": {"anyOf": [{"type": "string"}, {"type": "null"}]}},
+                "required": ["x"],
+            },
+            {"q": None},
+        ),
+        (
+            {"properties": {"q": {"allOf": [{"type": "integer"}, {"minimum": 2}, False]}}},
+            {"q": 1.5},
+        ),
     ],
 )
 def test_bound_length_and_format_errors_are_worded_in_c(native, schema, args):

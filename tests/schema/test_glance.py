@@ -46,9 +46,9 @@ mixed = st.recursive(st.booleans() | leaf_keywords | broken_leaf, with_children,
 READ = frozenset(  # the keywords `glance` reads (annotations and unknown ones aside)
     {"type", "properties", "required", "additionalProperties", "items", "enum", "const"}
     | {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"}
-    | {"minLength", "maxLength", "minItems", "maxItems", "pattern", "format"}
+    | {"minLength", "maxLength", "minItems", "maxItems", "pattern", "format", "anyOf", "allOf"}
 )
-NOT_READ = frozenset({"anyOf", "allOf", "$ref", "$defs", "$schema"})
+NOT_READ = frozenset({"$ref", "$defs", "$schema"})
 
 
 def only_read(schema: Any) -> bool:
@@ -59,6 +59,7 @@ def only_read(schema: Any) -> bool:
         return False
     subs = list(schema.get("properties", {}).values())
     subs += [schema[k] for k in ("items", "additionalProperties") if k in schema]
+    subs += [s for k in ("anyOf", "allOf") for s in schema.get(k, [])]
     return all(only_read(s) for s in subs)
 
 
@@ -123,7 +124,7 @@ def test_a_typical_tool_schema(value: Any, proven: bool):
 @pytest.mark.parametrize(
     "schema",
     [
-        TOOL,  # $defs, $ref, anyOf: left to the compiler
+        TOOL,  # $defs, $ref: left to the compiler
         {"type": "object", "properties": {"a": {"type": "string"}, "b": {"type": "strng"}}},
         {"type": "object", "properties": {"a": {"type": "string"}, "b": {"pattern": "(x"}}},
         {"type": "object", "properties": {"a": {"type": "string"}, "b": {"format": 5}}},
@@ -186,3 +187,34 @@ def test_format_and_pattern_are_read_as_the_compiler_checks_them(value: Any, pro
     assert glance(DATED, value) is proven
     assert compile_quick(DATED, CONFORMS)(value) is proven  # type: ignore[misc]
     assert validator(DATED).is_valid(value) is proven
+
+
+OPTIONAL = {  # pydantic's and FastMCP's optional parameter
+    "type": "object",
+    "properties": {
+        "q": {"anyOf": [{"type": "string"}, {"type": "null"}], "default": None, "title": "Q"},
+        "n": {"allOf": [{"type": "integer"}, {"minimum": 1}]},
+    },
+    "required": ["n"],
+}
+
+
+@pytest.mark.parametrize(
+    ("schema", "value", "proven"),
+    [
+        (OPTIONAL, {"n": 1}, True),
+        (OPTIONAL, {"n": 1, "q": None}, True),
+        (OPTIONAL, {"n": 1, "q": "x"}, True),
+        (OPTIONAL, {"n": 1, "q": 2}, False),  # no alternative takes it
+        (OPTIONAL, {"n": 0}, False),  # one of allOf's does not
+        ({"anyOf": [{"type": "string"}, {"type": "strng"}]}, "x", False),  # one is refused
+        ({"anyOf": [{"type": "string"}, {"pattern": "(x"}]}, "x", False),
+        ({"anyOf": []}, "x", False),  # the metaschema wants one at least
+        ({"allOf": {"type": "string"}}, "x", False),
+        ({"anyOf": [{"$ref": "#/$defs/a"}]}, "x", False),  # $ref: left to the compiler
+    ],
+)
+def test_any_of_and_all_of_are_read(schema: Any, value: Any, proven: bool):
+    assert glance(schema, value) is proven
+    if proven:
+        assert validator(schema).is_valid(value)

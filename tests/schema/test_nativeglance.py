@@ -120,6 +120,9 @@ def read_children(children: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
         ),
         st.builds(lambda items: {"type": "array", "items": items}, children),
         st.builds(lambda props: {"properties": props}, st.just([]) | st.just({})),
+        st.builds(lambda subs: {"anyOf": subs}, st.lists(children, max_size=3)),  # [] too
+        st.builds(lambda subs: {"allOf": subs}, st.lists(children, max_size=3)),
+        st.just({"anyOf": {"type": "string"}}),
     )
 
 
@@ -153,7 +156,14 @@ class Items(list):  # type: ignore[type-arg]
         ({"format": "date-time"}, "2025-03-01T10:00:00+01:00", True),
         ({"format": "date-time"}, 5, True),  # a format checks strs only
         ({"format": "no-such"}, "x", True),  # a format the checker does not know
-        (TOOL, {"a": "x"}, None),  # $defs, $ref, format, anyOf
+        (TOOL, {"a": "x"}, None),  # $defs, $ref
+        ({"anyOf": [{"type": "string"}, {"type": "null"}]}, None, True),
+        ({"anyOf": [{"type": "string"}, {"type": "null"}]}, 1, False),
+        ({"anyOf": [{"type": "string"}, {"type": "strng"}]}, "x", False),  # one refused
+        ({"anyOf": [{"type": "string"}, {"pattern": "x"}]}, 1, None),  # pattern: Python's re
+        ({"allOf": [{"type": "integer"}, {"minimum": 1}]}, 1, True),
+        ({"allOf": [{"type": "integer"}, {"minimum": 1}]}, 0, False),
+        ({"anyOf": []}, 1, False),
         ({"type": "string", "maxLength": 3}, "abcd", False),
         ({"type": "string", "maxLength": 3}, "üéàx"[:3], True),  # code points, not bytes
         ({"minLength": 10**30}, "a", False),  # a count past any size

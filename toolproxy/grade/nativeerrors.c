@@ -1,6 +1,7 @@
 /* `quickerrors.iter_errors` in C, part of `nativegrade.c`, over glance's subset of JSON
    Schema: type, properties, required, additionalProperties, items, enum, const, the numeric
-   bounds, the lengths, format and the annotations (`glance.fits`), for arguments that are plain JSON. The same errors in the
+   bounds, the lengths, format, allOf, anyOf where an alternative is proven, and the
+   annotations (`glance.fits`), for arguments that are plain JSON. The same errors in the
    same order as jsonschema gives them: each keyword as the schema lists it, a false
    schema's error one path step short, the extras of an additionalProperties schema walked
    as a set, those of a false one sorted in its message. An enum or const met by an object
@@ -296,6 +297,30 @@ static int format_keyword(Walk *w, PyObject *name, PyObject *instance)
                      name, instance, w->depth);
 }
 
+/* quickerrors._all_of: each alternative's errors, at this instance's path. */
+static int all_of_keyword(Walk *w, PyObject *subs, PyObject *instance)
+{
+    int status = 0;
+    for (Py_ssize_t i = 0; status == 0 && i < PyList_GET_SIZE(subs); i++)
+        status = walk(w, PyList_GET_ITEM(subs, i), instance, 0);
+    return status;
+}
+
+/* quickerrors._any_of where an alternative proves the instance valid (glance: then its
+   walk finds no error, and anyOf gives none). None proven hands the call back: the
+   Python grader words anyOf's error with its context. */
+static int any_of_keyword(PyObject *subs, PyObject *instance)
+{
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(subs); i++) {
+        int found = H.glance->glance(PyList_GET_ITEM(subs, i), instance);
+        if (found == 1)
+            return 0;
+        if (found < 0)
+            break;
+    }
+    return HAND_BACK;
+}
+
 /* quickerrors._Walk.descend over glance's subset (`pushed`: this walk took a step). */
 int walk(Walk *w, PyObject *schema, PyObject *instance, int pushed)
 {
@@ -345,6 +370,10 @@ int walk(Walk *w, PyObject *schema, PyObject *instance, int pushed)
             status = size_keyword(w, S.maxItems, v, instance, 1, 0);
         else if (str_is(k, S.format))
             status = format_keyword(w, v, instance);
+        else if (str_is(k, S.allOf))
+            status = all_of_keyword(w, v, instance);
+        else if (str_is(k, S.anyOf))
+            status = any_of_keyword(v, instance);
     }  /* the rest are annotations: `fits` read every keyword */
     return status;
 }

@@ -59,7 +59,7 @@ typedef struct {
     PyObject *properties, *required, *additionalProperties, *items, *const_, *type,
         *malformed, *schema_violation, *arguments_path, *dollar;
     PyObject *minimum, *maximum, *exclusiveMinimum, *exclusiveMaximum, *minLength, *maxLength,
-        *minItems, *maxItems, *format;
+        *minItems, *maxItems, *format, *anyOf, *allOf;
     PyObject *colon, *dot, *None_, *expected_, *got_, *none_of;  /* pieces of words */
     PyObject *wrong_tool, *parallel_collapse, *spurious_call, *missing_required,
         *hallucinated_param, *type_coercion;

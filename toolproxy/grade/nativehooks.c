@@ -214,7 +214,8 @@ int intern_strings(void)
         {&S.maximum, "maximum"}, {&S.exclusiveMinimum, "exclusiveMinimum"},
         {&S.exclusiveMaximum, "exclusiveMaximum"}, {&S.minLength, "minLength"},
         {&S.maxLength, "maxLength"}, {&S.minItems, "minItems"}, {&S.maxItems, "maxItems"},
-        {&S.format, "format"}, {&S.colon, ": "}, {&S.dot, "."}, {&S.None_, "None"},
+        {&S.format, "format"}, {&S.anyOf, "anyOf"}, {&S.allOf, "allOf"}, {&S.colon, ": "},
+        {&S.dot, "."}, {&S.None_, "None"},
         {&S.expected_, "expected "}, {&S.got_, ", got "}, {&S.none_of, " is none of "},
     };
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)

@@ -7,11 +7,13 @@ the schema as it stands, with nothing built and no cache key written.
 schemas are made of, with `schema.quick`'s semantics (its type tests, bounds and lengths
 are used as they are): type, properties, required, additionalProperties, items, enum and
 const (scalars), the numeric bounds and lengths, `pattern` (`re.search`), `format` (the
-format checker's `conforms`) and the annotations; unknown keywords are ignored, as Draft
-2020-12 ignores them. A schema with any other keyword the metaschema knows (`$schema`,
-`$ref`, `anyOf`, ...) is not proven here. The whole schema is read, not only the parts the
-value reaches, so a schema the compiler would refuse is never passed. A property test holds
-it to `compile_quick` on generated schemas.
+format checker's `conforms`), `anyOf` and `allOf` (the shape pydantic and FastMCP give an
+optional parameter: `anyOf: [{...}, {"type": "null"}]`) and the annotations; unknown
+keywords are ignored, as Draft 2020-12 ignores them. A schema with any other keyword the
+metaschema knows (`$schema`, `$ref`, `$defs`, ...) is not proven here. The whole schema
+is read, not only the parts the value reaches (each alternative of an `anyOf` too), so a
+schema the compiler would refuse is never passed. A property test holds it to
+`compile_quick` on generated schemas.
 
 Why: compiling a schema seen once costs more than checking a call with it. On 1,000
 BFCL-shaped cases (1,690 calls, 934 schemas compiled) a compile cost ~31,000 instructions,
@@ -158,6 +160,9 @@ def _node(spec: Any, value: Any, present: bool, depth: int) -> bool:
         elif key == "format":
             if type(sub) is not str or (present and not CONFORMS(value, sub)):
                 return False
+        elif key == "anyOf" or key == "allOf":
+            if not _alternatives(sub, value, present, depth, key == "anyOf"):
+                return False
         elif key in KNOWN:
             return False  # a keyword the compiler handles, or leaves to jsonschema
     return not shaped or _object(props, required, extra, value, present, depth)
@@ -206,6 +211,25 @@ def _items(spec: Any, value: Any, present: bool, depth: int) -> bool:
     if present and type(value) is not list and isinstance(value, list):
         return False  # a list subclass: left to jsonschema, as `accepts.items_of`
     return _node(spec, None, False, depth + 1)
+
+
+def _alternatives(subs: Any, value: Any, present: bool, depth: int, one: bool) -> bool:
+    """`anyOf` (`one`) and `allOf`: a non-empty list of schemas, each read whole (each
+    one the compiler compiles); with a value, one of them (`anyOf`) or each (`allOf`)
+    proving it valid."""
+    if type(subs) is not list or not subs:
+        return False
+    options: list[Any] = subs
+    found = not (one and present)
+    for sub in options:
+        if not present:
+            if not _node(sub, None, False, depth + 1):
+                return False
+        elif _node(sub, value, True, depth + 1):
+            found = True
+        elif not one or not _node(sub, None, False, depth + 1):
+            return False  # allOf: one not proven; anyOf: one the compiler would refuse
+    return found
 
 
 def _object(props: Any, required: Any, extra: Any, value: Any, present: bool, depth: int) -> bool:

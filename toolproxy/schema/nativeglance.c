@@ -7,8 +7,8 @@
    Read here: `type`, `description`, `properties`, `required`, `additionalProperties`,
    `items`, `enum` and `const`, the numeric bounds (`minimum`, `maximum` and the exclusive
    two), the lengths (`minLength`, `maxLength`, `minItems`, `maxItems`), and the annotations
-   (`title`, `$comment`, `default`, `examples`, `deprecated`, `readOnly`, `writeOnly`), and
-   `format`, through the format checker glance.py gives (`set_conforms`; until then a value
+   (`title`, `$comment`, `default`, `examples`, `deprecated`, `readOnly`, `writeOnly`),
+   `anyOf` and `allOf`, and `format`, through the format checker glance.py gives (`set_conforms`; until then a value
    under a `format` hands back); any other keyword (`pattern`, which needs Python's re,
    keywords the metaschema knows or does not) hands back, as do a key that is not a str,
    more than 8 required names (`quick.repeats` then builds a set) and a value's key that
@@ -250,6 +250,31 @@ static int formatted(PyObject *name, PyObject *value, int present)
     return yes ? PROVEN : NOT_PROVEN;
 }
 
+/* glance._alternatives: `anyOf` (`one`) or `allOf`, a non-empty list of schemas each in
+   the subset; with a value, one of them (anyOf) or each (allOf) proving it valid. */
+static int alternatives(PyObject *subs, PyObject *value, int present, int depth, int one)
+{
+    if (!Py_IS_TYPE(subs, &PyList_Type) || PyList_GET_SIZE(subs) == 0)
+        return NOT_PROVEN;
+    int found = !(one && present);
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(subs); i++) {
+        PyObject *sub = PyList_GET_ITEM(subs, i);
+        int ok = node(sub, present ? value : Py_None, present, depth + 1);
+        if (ok == ASK_PYTHON)
+            return ASK_PYTHON;
+        if (ok == PROVEN) {
+            found |= present;
+            continue;
+        }
+        if (!present || !one)
+            return NOT_PROVEN;
+        ok = node(sub, Py_None, 0, depth + 1);  /* anyOf: is it one the compiler takes? */
+        if (ok != PROVEN)
+            return ok;
+    }
+    return found ? PROVEN : NOT_PROVEN;
+}
+
 /* glance._object: `properties`, `required` and `additionalProperties` at once. */
 static int object(PyObject *props, PyObject *required, PyObject *extra, PyObject *value,
                   int present, int depth)
@@ -368,6 +393,10 @@ static int node(PyObject *spec, PyObject *value, int present, int depth)
             ok = sized(1, 0, sub, value, present);
         else if (is_key(key, "format", 6))
             ok = formatted(sub, value, present);
+        else if (is_key(key, "anyOf", 5))
+            ok = alternatives(sub, value, present, depth, 1);
+        else if (is_key(key, "allOf", 5))
+            ok = alternatives(sub, value, present, depth, 0);
         else
             return ASK_PYTHON;  /* pattern, and every other keyword */
         if (ok != PROVEN)
