@@ -125,6 +125,16 @@ def test_a_false_schema_and_a_non_object_schema(run):
     assert labels == ["schema_violation"] and buckets == {"(arguments)": "malformed"}
 
 
+def test_a_false_alternative_of_any_of(run):
+    """jsonschema gives a false schema's error no schema path (its quirk), inside an
+    anyOf's context too: such alternatives are read as one, not as a crash."""
+    labels, buckets, notes = run({"anyOf": [False]}, {})
+    assert labels == ["schema_violation"] and buckets == {"(arguments)": "malformed"}
+    assert notes == ["$: {} is not valid under any of the given schemas"]
+    both = {"properties": {"v": {"anyOf": [False, {"type": "number"}, False]}}}
+    assert run(both, {"v": "2"})[0] == ["type_coercion"]
+
+
 def test_earliest_label_wins_per_argument(run):
     schema = {"type": "object", "properties": {"v": {"type": "integer", "enum": [1, 2]}}}
     labels, buckets, _ = run(schema, {"v": "1"})

@@ -165,7 +165,11 @@ def test_dates_and_patterns_are_read_at_first_sight_and_their_errors_worded_alik
 
 
 def test_a_schema_outside_the_first_look_is_compiled():
-    outside = {"type": "object", "properties": {"day": {"anyOf": [{"type": "string"}]}}}
+    outside = {  # $ref: the compiler reads it, the first look does not
+        "$defs": {"day": {"type": "string"}},
+        "type": "object",
+        "properties": {"day": {"$ref": "#/$defs/day"}},
+    }
     assert compiling.compile_unless_proven(outside, {"day": "2024-05-01"}) is not None
     broken = {"type": "object", "properties": {"a": {}, "b": {"type": "strng"}}}
     unusable = compiling.compile_unless_proven(broken, {"a": 1})  # b is never given

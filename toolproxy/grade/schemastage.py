@@ -88,8 +88,9 @@ def _label_error(error: QuickError) -> tuple[Label, list[tuple[str, Bucket]]]:
         ]
     if keyword in ("anyOf", "oneOf") and error.context:
         alternatives: dict[Any, list[tuple[Label, list[tuple[str, Bucket]]]]] = {}
-        for sub in error.context:
-            alternatives.setdefault(sub.schema_path[0], []).append(_label_error(sub))
+        for sub in error.context:  # by alternative; a false one's error has no schema path
+            where_in = sub.schema_path[0] if sub.schema_path else None  # (jsonschema's quirk)
+            alternatives.setdefault(where_in, []).append(_label_error(sub))
         best = [_first(found) for found in alternatives.values()]
         if any(label == "type_coercion" for label, _ in best):
             return "type_coercion", [(_path(where), "malformed")]
