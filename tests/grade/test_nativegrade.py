@@ -19,12 +19,12 @@ from tests.grade.test_properties import (
     observed_calls,
     server_tools,
 )
+from tests.schema.test_nativeglance import built_glance
 from tests.util.test_compiled import built_module
 from toolproxy.grade import checker
 from toolproxy.grade.checker import grade_case_py, native_hooks
 from toolproxy.grade.model import Case, ExpectedCall, Matcher, Observation
 from toolproxy.records import ToolCall
-from toolproxy.schema.glance import CONFORMS
 
 SETTINGS = settings(max_examples=400, deadline=None, suppress_health_check=list(HealthCheck))
 
@@ -39,9 +39,7 @@ def native_grader() -> ModuleType:
 
 def hooks() -> dict[str, Any]:
     equal = built_module("toolproxy.grade.nativeequal")._C_API
-    glance = built_module("toolproxy.schema.nativeglance")
-    glance.set_conforms(CONFORMS)  # (glance.py does it when it loads the module)
-    return native_hooks(equal, glance._C_API)
+    return native_hooks(equal, built_glance()._C_API)
 
 
 @pytest.fixture(scope="module")

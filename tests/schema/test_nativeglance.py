@@ -29,12 +29,17 @@ SIZED = ["abc", "üéà", "x" * 5, [1, 2, 3], [[], {}], 10**400, -(10**400), flo
 SIZED += ["2025-03-01T10:00:00Z", "2025-02-30T10:00:00Z", "10:00:00Z", "2025-03-01", "a@b.c"]
 
 
+def built_glance() -> ModuleType:
+    """The venv's build of `nativeglance.c`, for these very sources, reading `format` with
+    glance's checker (glance.py gives it when it loads the module; the pure core does not)."""
+    module = built_module("toolproxy.schema.nativeglance")
+    module.set_conforms(reading.CONFORMS)
+    return module
+
+
 @pytest.fixture(scope="module")
 def native() -> ModuleType:
-    """The venv's build of `nativeglance.c`, for these very sources."""
-    module = built_module("toolproxy.schema.nativeglance")
-    module.set_conforms(reading.CONFORMS)  # (glance.py does it when it loads the module)
-    return module
+    return built_glance()
 
 
 def agrees(native: ModuleType, schema: Any, value: Any) -> bool | None:

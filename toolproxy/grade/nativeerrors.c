@@ -321,9 +321,47 @@ static int any_of_keyword(PyObject *subs, PyObject *instance)
     return HAND_BACK;
 }
 
+/* The bounds (quickerrors.KEYWORDS' `_bound`s): the comparison that fails each, its words. */
+static const struct Bound {
+    PyObject **keyword;
+    int test;
+    const char *words;
+} BOUNDS[] = {
+    {&S.minimum, Py_LT, "less than the minimum of"},
+    {&S.maximum, Py_GT, "greater than the maximum of"},
+    {&S.exclusiveMinimum, Py_LE, "less than or equal to the minimum of"},
+    {&S.exclusiveMaximum, Py_GE, "greater than or equal to the maximum of"},
+};
+
+/* The lengths (`_size`s): of a list's items or a str's code points, at least or at most. */
+static const struct Size {
+    PyObject **keyword;
+    int of_list, at_least;
+} SIZES[] = {
+    {&S.minLength, 0, 1}, {&S.maxLength, 0, 0}, {&S.minItems, 1, 1}, {&S.maxItems, 1, 0},
+};
+
+static const struct Bound *bound_of(PyObject *k)
+{
+    for (size_t i = 0; i < sizeof BOUNDS / sizeof BOUNDS[0]; i++)
+        if (str_is(k, *BOUNDS[i].keyword))
+            return &BOUNDS[i];
+    return NULL;
+}
+
+static const struct Size *size_of(PyObject *k)
+{
+    for (size_t i = 0; i < sizeof SIZES / sizeof SIZES[0]; i++)
+        if (str_is(k, *SIZES[i].keyword))
+            return &SIZES[i];
+    return NULL;
+}
+
 /* quickerrors._Walk.descend over glance's subset (`pushed`: this walk took a step). */
 int walk(Walk *w, PyObject *schema, PyObject *instance, int pushed)
 {
+    const struct Bound *bound;
+    const struct Size *size;
     if (schema == Py_True)
         return 0;
     if (schema == Py_False)  /* jsonschema's quirk: no path step at this level */
@@ -349,25 +387,10 @@ int walk(Walk *w, PyObject *schema, PyObject *instance, int pushed)
             status = enum_keyword(w, v, instance, S.enum_);
         else if (str_is(k, S.const_))
             status = enum_keyword(w, v, instance, S.const_);
-        else if (str_is(k, S.minimum))
-            status = bound_keyword(w, S.minimum, v, instance, Py_LT, "less than the minimum of");
-        else if (str_is(k, S.maximum))
-            status = bound_keyword(w, S.maximum, v, instance, Py_GT,
-                                   "greater than the maximum of");
-        else if (str_is(k, S.exclusiveMinimum))
-            status = bound_keyword(w, S.exclusiveMinimum, v, instance, Py_LE,
-                                   "less than or equal to the minimum of");
-        else if (str_is(k, S.exclusiveMaximum))
-            status = bound_keyword(w, S.exclusiveMaximum, v, instance, Py_GE,
-                                   "greater than or equal to the maximum of");
-        else if (str_is(k, S.minLength))
-            status = size_keyword(w, S.minLength, v, instance, 0, 1);
-        else if (str_is(k, S.maxLength))
-            status = size_keyword(w, S.maxLength, v, instance, 0, 0);
-        else if (str_is(k, S.minItems))
-            status = size_keyword(w, S.minItems, v, instance, 1, 1);
-        else if (str_is(k, S.maxItems))
-            status = size_keyword(w, S.maxItems, v, instance, 1, 0);
+        else if ((bound = bound_of(k)) != NULL)
+            status = bound_keyword(w, *bound->keyword, v, instance, bound->test, bound->words);
+        else if ((size = size_of(k)) != NULL)
+            status = size_keyword(w, *size->keyword, v, instance, size->of_list, size->at_least);
         else if (str_is(k, S.format))
             status = format_keyword(w, v, instance);
         else if (str_is(k, S.allOf))
