@@ -339,3 +339,24 @@ def test_mcp_client_hanging_up_on_an_answered_stream_is_not_an_error():
     )
     assert (cut.parse_status, cut.error_kind) == ("partial", "connection_reset")
     assert cut.parse_error == "response: no response to request id 2"
+
+
+def test_a_client_hanging_up_after_done_is_not_an_error():
+    """The openai SDK closes at `data: [DONE]`; the upstream's end of body may come after."""
+    hung_up = dict(error="Client disconnected.", response_complete=False)
+    events = [
+        {"id": "c1", "choices": [{"index": 0, "delta": {"content": "Hi"}}]},
+        {"id": "c1", "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
+    ]
+    body = b"".join(b"data: %s\n\n" % json.dumps(e).encode() for e in events)
+    stream = [("content-type", "text/event-stream")]
+    whole, _ = build(
+        raw(response_headers=stream, response_body=body + b"data: [DONE]\n\n", **hung_up)
+    )
+    assert (whole.parse_status, whole.error_kind, whole.error_message) == ("ok", None, None)
+    assert whole.finish_reason == "stop" and whole.assistant_text == "Hi"
+    # before [DONE] the same hang-up cut the stream; a JSON body has no terminator to see
+    cut, _ = build(raw(response_headers=stream, response_body=body, **hung_up))
+    assert (cut.parse_status, cut.error_kind) == ("partial", "connection_reset")
+    plain, _ = build(raw(**hung_up))
+    assert (plain.parse_status, plain.error_kind) == ("partial", "connection_reset")

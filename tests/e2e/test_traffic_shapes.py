@@ -179,6 +179,69 @@ def test_a_retry_after_a_429_and_after_a_cut_stream_joins_its_session(tmp_path):
     assert got[0][0] != got[4][0]
 
 
+def test_a_client_that_hangs_up_at_done_leaves_a_complete_exchange(tmp_path):
+    """The openai SDK stops reading at `data: [DONE]` and closes the response: when the
+    upstream's end of body comes after that, the proxy sees the client go first. The stream
+    had its terminator, so the exchange is whole, and the next turn continues the session
+    (a failed exchange would make it a retry)."""
+    capture = tmp_path / "capture"
+    late = dict(stream=True, end_delay_s=0.5)
+    replies = [
+        Reply(tool_calls=[ScriptedCall(name="get_weather", arguments={"city": "Paris"})], **late),
+        Reply(text="It is 18C in Paris.", **late),
+    ]
+    with ScriptedUpstream(Script(replies={"late": replies}, deterministic=True)) as upstream:
+        proxy = start_proxy(upstream.url, capture)
+        try:
+            agent = client(proxy, "late")
+            messages: list[dict[str, Any]] = [SYSTEM, HI]
+            chunks = list(
+                agent.chat.completions.create(
+                    model="m", messages=messages, tools=TOOLS, stream=True
+                )
+            )
+            (delta,) = [
+                c.choices[0].delta.tool_calls[0]
+                for c in chunks
+                if c.choices
+                and c.choices[0].delta.tool_calls
+                and c.choices[0].delta.tool_calls[0].id
+            ]
+            messages += [
+                {
+                    "role": "assistant",
+                    "tool_calls": [
+                        {
+                            "id": delta.id,
+                            "type": "function",
+                            "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'},
+                        }
+                    ],
+                },
+                {"role": "tool", "tool_call_id": delta.id, "content": "18C"},
+            ]
+            chunks = agent.chat.completions.create(
+                model="m", messages=messages, tools=TOOLS, stream=True
+            )
+            text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+            assert text == "It is 18C in Paris."
+            wait_rows(capture, "SELECT 1 FROM exchanges", 2)
+        finally:
+            assert_clean(proxy.stop())
+    got = rows(
+        capture,
+        "SELECT session_source, error_kind, error_message, parse_status, finish_reason "
+        "FROM exchanges ORDER BY started_at",
+    )
+    assert got == [
+        ("new", None, None, "ok", "tool_calls"),
+        ("continued", None, None, "ok", "stop"),
+    ]
+    assert rows(capture, "SELECT name, arguments_raw FROM tool_calls") == [
+        ("get_weather", '{"city":"Paris"}')
+    ]
+
+
 # --- a call id reused later in the session ------------------------------------------------
 
 REUSED = [

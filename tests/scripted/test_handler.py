@@ -147,6 +147,20 @@ def test_streams_are_chunked_one_event_per_chunk(scripted_upstream: ScriptedUpst
     assert data[-2] == b"data: [DONE]\n\n"
 
 
+def test_a_late_end_of_body_still_ends_the_stream(scripted_upstream: ScriptedUpstream) -> None:
+    """end_delay_s holds back only the zero chunk: the events and their order are the same."""
+    body = json.dumps({"model": "m", "messages": [], "stream": True}).encode()
+    request = (
+        b"POST /v1/chat/completions HTTP/1.1\r\nConnection: close\r\nContent-Length: %d\r\n\r\n%s"
+    )
+    payloads = []
+    for late in (0.0, 0.2):
+        scripted_upstream.set_script(Script.of(Reply(text="abcdef", end_delay_s=late)))
+        received = raw_exchange(scripted_upstream, request % (len(body), body))
+        payloads.append(received.partition(b"\r\n\r\n")[2])
+    assert payloads[0] == payloads[1] and payloads[1].endswith(b"data: [DONE]\n\n\r\n0\r\n\r\n")
+
+
 def test_rate_limit_arrives_with_retry_after(
     oai: openai.OpenAI, scripted_upstream: ScriptedUpstream
 ) -> None:

@@ -246,6 +246,37 @@ def test_plain_body_whole_but_connection_broken() -> None:
     assert result.response.text is not None
 
 
+@pytest.mark.parametrize(
+    ("path", "name"),
+    [
+        (CHAT, "chat_stream_text.sse"),
+        ("/v1/messages", "anthropic_stream.sse"),
+        ("/v1/responses", "responses_stream.sse"),
+    ],
+)
+def test_stream_whole_when_the_connection_goes_after_its_terminator(path, name) -> None:
+    """The openai SDK closes at `data: [DONE]`, before the body's last chunk: the stream's
+    own end was seen, so nothing of it was lost."""
+    result = parse_exchange("POST", path, b"{}", 200, SSE, fixture(name), False)
+    assert (result.parse_status, result.parse_error) == ("ok", None)
+    assert result.response is not None and result.response.complete
+
+
+def test_chat_stream_cut_on_an_event_boundary_before_done_is_partial() -> None:
+    """Whole at the body's end, a finish_reason without [DONE] is a server that omits it;
+    cut off there, [DONE] (and the usage chunk before it) may still have been coming."""
+    body = fixture("chat_stream_text.sse")
+    cut = body[: body.index(b"data: [DONE]")]
+    assert parse_exchange("POST", CHAT, b"{}", 200, SSE, cut).parse_status == "ok"
+    result = parse_exchange("POST", CHAT, b"{}", 200, SSE, cut, False)
+    assert result.parse_status == "partial"
+    assert result.parse_error == (
+        "response: stream ended before data: [DONE]; "
+        "response: connection closed before the body ended"
+    )
+    assert result.response is not None and not result.response.complete
+
+
 def test_empty_success_body_is_an_error() -> None:
     result = parse_exchange("POST", CHAT, b"{}", 200, JSON, b"")
     assert (result.parse_status, result.parse_error) == ("error", "response: empty body")

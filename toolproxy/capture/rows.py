@@ -194,6 +194,15 @@ def build_rows(
         parse_error = "; ".join(e for e in (parse_error, "body over max_body cap") if e)
 
     error_kind, error_message = classify_error(raw, resp)
+    streamed = bool(req and req.stream) or (
+        "text/event-stream" in (_header(raw.response_headers, "content-type") or "")
+    )
+    if streamed and result.parse_status == "ok" and error_kind == "connection_reset":
+        # The stream had its own end ([DONE], message_stop, response.completed, an MCP
+        # answer) before the connection went. Clients hang up there: the openai SDK at
+        # [DONE], before the body's end; MCP clients once answered, and a GET stream ends
+        # no other way. That disconnect is the protocol, not a failure.
+        error_kind = error_message = None
     key: str | None = None
     if result.wire_format == "mcp":
         # The server names the session in its answer to initialize, the client thereafter.
@@ -224,14 +233,6 @@ def build_rows(
             link_results(req.tool_results, links)
         if resp is not None:
             linker.remember(raw.exchange_id, session_id, resp.tool_calls)
-    streamed = bool(req and req.stream) or (
-        "text/event-stream" in (_header(raw.response_headers, "content-type") or "")
-    )
-    if result.wire_format == "mcp" and streamed and result.parse_status == "ok":
-        # MCP clients hang up on an event stream once it has answered them, and a GET
-        # stream ends no other way: that disconnect is the protocol, not a failure.
-        if error_kind == "connection_reset":
-            error_kind = error_message = None
     usage = resp.usage if resp else None
     first = raw.first_byte or raw.response_started
     exchange = Exchange(

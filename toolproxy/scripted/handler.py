@@ -259,4 +259,7 @@ class Handler(StreamRequestHandler):
             if i and reply.chunk_delay_s:
                 stopping.wait(reply.chunk_delay_s)
             self.wfile.write(b"%x\r\n%s\r\n" % (len(event), event))
+        if reply.end_delay_s:
+            # A client that stops reading at the stream's own terminator hangs up here.
+            stopping.wait(reply.end_delay_s)
         self.wfile.write(b"0\r\n\r\n")

@@ -68,6 +68,9 @@ class Reply(BaseModel):
     delay_s: float = Field(default=0.0, description="sleep before the status line")
     first_byte_delay_s: float = Field(default=0.0, description="after headers, before body")
     chunk_delay_s: float = Field(default=0.0, description="between SSE events")
+    end_delay_s: float = Field(
+        default=0.0, description="stream: after the last event, before the body's end"
+    )
     cut_after_events: int | None = Field(
         default=None, description="stream: send this many events, then close, no terminator"
     )

@@ -218,10 +218,16 @@ def _parse_response(
     failed = status is not None and status >= 400
     if is_event_stream(content_type, body):
         events, ended = iter_sse_events(body)
-        stream = decode_stream(events, ended)
+        # Cut off, a body on an event boundary has not ended: only the stream's own
+        # terminator ([DONE], message_stop, response.completed) says it was whole.
+        stream = decode_stream(events, ended and complete)
         response, notes = codec.parse_stream(stream)
         response.events = stream.events
         notes = stream.notes + notes
+        if response.complete:
+            # The connection went after the terminator (the openai SDK hangs up at
+            # [DONE], before the body's end): nothing of the stream was lost.
+            complete = True
     else:
         value, problem = load_json(body)
         if problem is None and not isinstance(value, dict):
