@@ -4,12 +4,16 @@ not read as `grade_case_py` would, it hands back (None), and the Python grader g
 from __future__ import annotations
 
 from types import ModuleType
+from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
 
 from tests.grade.test_nativegrade import agrees, native_grader, weather_case
+from tests.grade.test_properties import server_tools
 from toolproxy.grade.checker import grade_case
-from toolproxy.grade.model import Case, ExpectedCall
+from toolproxy.grade.model import Case, ExpectedCall, Matcher, Observation
 from toolproxy.records import ToolCall
 
 
@@ -69,3 +73,82 @@ def test_an_expected_call_or_a_call_read_as_other_types_is_handed_back(native):
     assert native.grade(case, observation, None, ()) is None  # an argument name not a str
     unnamed = observation.model_copy(update={"calls": [ToolCall.model_construct(name=3)]})
     assert native.grade(weather_case()[0], unnamed, None, ()) is None  # a name not a str
+
+
+# --- the offered tools: an array of HELD_TOOLS, a dict past it ----------------------------
+
+POOL = [f"tool_{i}" for i in range(24)] + ["get_weather"]  # more than HELD_TOOLS names
+
+
+@st.composite
+def offered_specs(draw: st.DrawFn) -> Any:
+    """One offered tool in any shape `checker.offered_tools` reads or skips."""
+    name = draw(st.sampled_from(POOL))
+    schema = draw(
+        st.sampled_from(
+            [
+                {},
+                {"type": "object", "properties": {"city": {"type": "string"}}},
+                {"type": "object", "properties": {"city": {"type": "integer"}}},
+                None,
+            ]
+        )
+    )
+    shape = draw(st.sampled_from(["plain", "function", "input_schema", "inputSchema", "odd"]))
+    if shape == "function":
+        return {"type": "function", "function": {"name": name, "parameters": schema}}
+    if shape in ("input_schema", "inputSchema"):
+        return {"name": name, shape: schema}
+    if shape == "odd":
+        return draw(st.sampled_from(["not a tool", {"name": 3}, {"parameters": {}}]))
+    return {"name": name, "parameters": schema}
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+@given(
+    st.integers(0, 60).flatmap(lambda n: st.lists(offered_specs(), min_size=n, max_size=n)),
+    st.lists(st.sampled_from([*POOL, "never_offered"]), min_size=1, max_size=3),
+    st.booleans(),
+    server_tools,
+)
+def test_any_number_of_offered_tools_reads_as_offered_tools(native, offered, names, parsed, mcp):
+    """Past HELD_TOOLS names the tools spill into a dict; before that a Python hook (a call
+    the wire did not read: `grade_call`; MCP servers: `resolve`) is given one built from
+    the array. Either way: the Python grade, or handed back."""
+    calls = [
+        ToolCall(
+            index=i,
+            name=name,
+            arguments_raw='{"city": "Paris"}',
+            arguments={"city": "Paris"} if parsed else None,
+        )
+        for i, name in enumerate(names)
+    ]
+    case = Case(id="t", calls=[ExpectedCall(tool=names[0], args={"city": Matcher(value="Paris")})])
+    found = agrees(native, case, Observation(calls=calls, offered=offered), None, mcp)
+    distinct = len({n for n in (t.get("function", t).get("name") for t in offered
+                                if isinstance(t, dict)) if isinstance(n, str)})  # fmt: skip
+    event(f"graded, {'past' if distinct > 16 else 'within'} HELD_TOOLS" if found else "back")
+
+
+def test_a_call_to_the_seventeenth_tool_finds_its_schema(native):
+    """The 17th distinct name is the first the dict holds: its schema, not the first
+    duplicate's, and the names before it still found."""
+    city = {"type": "object", "properties": {"city": {"type": "string"}}}
+    wrong = {"type": "object", "properties": {"city": {"type": "integer"}}}
+    offered = [{"name": f"tool_{i}", "parameters": wrong} for i in range(16)]
+    offered += [
+        {"name": "get_weather", "parameters": city},
+        {"name": "get_weather", "parameters": wrong},
+    ]
+    offered += [{"name": "tool_0", "parameters": city}]  # a repeat after the spill: not kept
+    case, observation = weather_case()
+    found = agrees(native, case, observation.model_copy(update={"offered": offered}))
+    assert found is not None and found.passed
+    case0 = Case(id="t", calls=[ExpectedCall(tool="tool_0", args={"city": Matcher(value="Paris")})])
+    call0 = observation.calls[0].model_copy(update={"name": "tool_0"})
+    found = agrees(native, case0, Observation(calls=[call0], offered=offered))
+    assert found is not None and found.label == "schema_violation"  # tool_0's first schema
+    lost = observation.calls[0].model_copy(update={"name": "get_wether"})
+    found = agrees(native, case, Observation(calls=[lost], offered=offered))
+    assert found is not None and "which was not offered" in found.calls[0].errors[0]

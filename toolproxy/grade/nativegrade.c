@@ -91,10 +91,11 @@ static PyObject *python_call(Grading *g, Wanted *e, Seen *o, Outcome *out)
         if (incomplete < 0)
             return NULL;
     }
-    if ((view = PyObject_CallOneArg(H.call_view, o->call)) == NULL)
+    PyObject *tools = offered_dict(g);
+    if (tools == NULL || (view = PyObject_CallOneArg(H.call_view, o->call)) == NULL)
         return NULL;
     PyObject *args[7] = {
-        e ? e->call : Py_None, view, g->tools, g->server_tools, g->judge,
+        e ? e->call : Py_None, view, tools, g->server_tools, g->judge,
         done && !incomplete ? Py_False : Py_True, Py_None,
     };
     PyObject *grade = PyObject_Vectorcall(H.grade_call, args, 7, NULL);
@@ -108,8 +109,10 @@ static PyObject *python_call(Grading *g, Wanted *e, Seen *o, Outcome *out)
 static int call_schema(Grading *g, Seen *o, PyObject **schema, PyObject **source)
 {
     if (g->has_servers) {
-        PyObject *resolved =
-            PyObject_CallFunctionObjArgs(H.resolve, o->name, g->tools, g->server_tools, NULL);
+        PyObject *tools = offered_dict(g), *resolved = NULL;
+        if (tools != NULL)
+            resolved = PyObject_CallFunctionObjArgs(H.resolve, o->name, tools, g->server_tools,
+                                                    NULL);
         if (resolved == NULL)
             return -1;
         *schema = GET(resolved, resolved, schema);
@@ -117,7 +120,7 @@ static int call_schema(Grading *g, Seen *o, PyObject **schema, PyObject **source
         Py_DECREF(resolved);
         return *schema && *source ? 0 : -1;
     }
-    PyObject *found = o->name == Py_None ? NULL : PyDict_GetItemWithError(g->tools, o->name);
+    PyObject *found = o->name == Py_None ? NULL : offered_schema(g, o->name);
     *schema = found ? found : Py_None;
     *source = found ? S.offered : S.none;
     Py_INCREF(*schema);

@@ -116,11 +116,21 @@ typedef struct {
     PyObject *label;
 } Pair;
 
+/* One offered tool, as checker.offered_tools reads it (strong references). */
+#define HELD_TOOLS 16  /* offered tools read into an array; a case offering more, a dict */
+typedef struct {
+    PyObject *name, *schema;  /* an exact str; the schema, or None */
+    Py_hash_t hash;           /* the name's: a lookup compares these first */
+} Offered;
+
 /* One case as read. */
 typedef struct {
     PyObject *case_, *observation, *judge, *server_tools;  /* borrowed: the arguments */
     int has_servers;
-    PyObject *tools;      /* offered name -> schema (strong) */
+    int n_held;           /* tools in `held`, in the order offered, each name once */
+    PyObject *tools;      /* offered_tools' dict of every offered tool (strong), or NULL:
+                             built when more than HELD_TOOLS are offered or a Python hook
+                             is given it (`offered_dict`) */
     PyObject *servers;    /* server_names(server_tools) when has_servers (strong) */
     PyObject *case_calls, *observed;  /* the lists (strong) */
     Seen seen[MAX_CALLS];
@@ -128,6 +138,7 @@ typedef struct {
     Py_ssize_t n_seen, n_wanted;
     Pair pairs[2 * MAX_CALLS];
     int n_pairs;
+    Offered held[HELD_TOOLS];
 } Grading;
 
 /* nativepairing.c */
@@ -173,6 +184,9 @@ PyObject *show(PyObject *value);
 
 /* nativeread.c */
 int read_case(Grading *g);  /* 0, -1, or HAND_BACK */
+PyObject *offered_schema(Grading *g, PyObject *name);  /* borrowed; NULL: not offered */
+int offers_any(Grading *g);                            /* was any tool offered? */
+PyObject *offered_dict(Grading *g);  /* offered_tools' dict (borrowed), or NULL: an error */
 void release(Grading *g);
 
 /* nativehooks.c */

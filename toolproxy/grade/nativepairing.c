@@ -11,11 +11,8 @@ int same(Grading *g, PyObject *observed, PyObject *expected)
 {
     if (observed == Py_None || PyUnicode_GET_LENGTH(observed) == 0)
         return 0;
-    if (PyDict_GET_SIZE(g->tools) > 0) {  /* a name that was not offered: never */
-        int offered = PyDict_Contains(g->tools, observed);
-        if (offered <= 0)
-            return offered;
-    }
+    if (offers_any(g) && offered_schema(g, observed) == NULL)
+        return 0;  /* a name that was not offered: never */
     if (str_is(observed, expected))
         return 1;
     if (PyUnicode_GET_LENGTH(expected) == 0)
@@ -364,14 +361,10 @@ static PyObject *wrong_tool_why(Grading *g, Pair *p)
     if (p->e < 0)
         return PyUnicode_FromFormat("an extra call to %R, which no expected call names", called);
     PyObject *tool = g->wanted[p->e].tool;
-    if (called != Py_None && PyUnicode_GET_LENGTH(called) && PyDict_GET_SIZE(g->tools)) {
-        int offered = PyDict_Contains(g->tools, called);
-        if (offered < 0)
-            return NULL;
-        if (!offered)
-            return PyUnicode_FromFormat("called %R, which was not offered; expected %R",
-                                        called, tool);
-    }
+    if (called != Py_None && PyUnicode_GET_LENGTH(called) && offers_any(g) &&
+        offered_schema(g, called) == NULL)
+        return PyUnicode_FromFormat("called %R, which was not offered; expected %R", called,
+                                    tool);
     int in_order = p->o >= 0 ? same(g, called, tool) : 0;
     if (in_order < 0)
         return NULL;
