@@ -21,9 +21,11 @@ after pass, the warm grader's ratio to BFCL's per round beside the full pass's: 
 still graded in turn, but what they read stays in the caches.
 
 With the compiled core, a case is graded in C (`grade/nativegrade.c`), which reads a
-schema that glance reads as it stands, cached or not: there the warm arm differs from the
-fresh one only where glance hands a schema back (`pattern`, `anyOf`, `$ref`, ...), and by
-what the warming pass left in the CPU's caches.
+schema met the first times as it stands (`schema/nativeglance.c`) and a compiled one from
+the program compiling it made (its value checks and properties in one block, what is the
+schema's alone answered once): the warm arm differs from the fresh one by those programs,
+where glance hands a schema back (`pattern`, `$ref`, ...), and by what the warming pass
+left in the CPU's caches.
 
 When the compiled grading core is in use (`toolproxy/util/compiled.py`), every round also
 times the fresh and warm arms in child processes: on the pure Python core (`TOOLPROXY_PURE=1`),

@@ -203,6 +203,8 @@ class Items(list):  # type: ignore[type-arg]
         ({"enum": [1]}, True, False),  # a bool is no 1
         ({"enum": [float("nan")]}, float("nan"), False),  # NaN equals nothing
         ({"const": None}, None, True),
+        ({"enum": ["a", "b", "c"]}, "c", True),  # each option, the last too
+        ({"type": "array", "items": {"enum": [1, 2]}}, [2, 1], True),
         ({"enum": [10**400]}, 1e308, False),  # an int no float reaches
         ({"type": "integer"}, 3.0, True),
         ({"type": "integer"}, float("inf"), False),
@@ -211,7 +213,12 @@ class Items(list):  # type: ignore[type-arg]
     ],
 )
 def test_what_it_answers_and_what_it_hands_back(native, schema: Any, value: Any, answer: Any):
+    """Read as it stands, then compiled (`remember`: from its program, when it has one)."""
+    native.clear()
     assert agrees(native, schema, value) is answer
+    native.remember(schema)
+    assert agrees(native, schema, value) is answer
+    native.clear()
 
 
 def test_deeper_than_the_compiler_goes_is_not_proven(native):
@@ -219,6 +226,15 @@ def test_deeper_than_the_compiler_goes_is_not_proven(native):
     for _ in range(MAX_DEPTH + 6):
         deep = {"type": "object", "properties": {"a": deep}}
     assert agrees(native, deep, {}) is False
+    assert native.remember(deep) is False  # no program
+    assert agrees(native, deep, {}) is False
+    chain: Any = {"type": "string"}
+    for _ in range(MAX_DEPTH + 6):
+        chain = {"items": chain}
+    assert agrees(native, chain, []) is False
+    assert native.remember(chain) is False
+    assert agrees(native, chain, []) is False
+    native.clear()
 
 
 @pytest.mark.parametrize("path", sorted((REPO / "schemas" / "mcp").rglob("*.json")))
@@ -250,3 +266,112 @@ def test_a_format_is_read_with_the_checker_it_was_given(native):
     finally:
         native.set_conforms(reading.CONFORMS)
     assert native.glance(schema, "2025-03-01T10:00:00Z") is True
+
+
+# --- a compiled schema: read from the program made of it ---------------------------------
+
+# the keywords a program holds (bounds, lengths, format, anyOf and allOf: read as they stand)
+program_leaf = st.fixed_dictionaries(
+    {},
+    optional={
+        "type": type_names
+        | st.lists(type_names, min_size=1, max_size=3)
+        | st.sampled_from(["strng", [], 5]),
+        "enum": st.lists(scalars | st.lists(scalars, max_size=2), max_size=4) | st.just("x"),
+        "const": scalars | st.lists(scalars, max_size=2),
+        **annotations,
+    },
+)
+
+
+def program_children(children: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    return st.one_of(
+        object_of(
+            children,
+            st.sampled_from(["a", "b", "c", "verbose"]),
+            st.lists(st.sampled_from(["a", "b", "c"]), max_size=3) | st.just(["a", 1]),
+        ),
+        st.builds(lambda items: {"type": "array", "items": items}, children),
+        st.builds(lambda props: {"properties": props}, st.just([]) | st.just({})),
+    )
+
+
+in_programs = st.recursive(st.booleans() | program_leaf, program_children, max_leaves=10)
+
+
+@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(in_programs | mixed, st.lists(values, min_size=1, max_size=6))
+def test_a_compiled_schema_answers_from_its_program_as_it_did_before(
+    native, schema: Any, found: list[Any]
+):
+    """Every schema that fits and has only the keywords a program holds gets one; with it,
+    each answer is the one read from the schema itself, and glance_py's."""
+    native.clear()
+    before = {id(v): native.glance(schema, v) for v in found + TRICKY}
+    made = native.remember(schema)
+    if made:
+        assert native.fits(schema) is True, schema
+    for value in found + TRICKY:
+        now = native.glance(schema, value)
+        assert now is before[id(value)], (schema, value)
+        assert now is None or now is glance_py(schema, value), (schema, value)
+    assert native.programs() == (1, int(made))
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(in_programs)
+def test_each_schema_in_the_programs_subset_that_fits_gets_one(native, schema: Any):
+    native.clear()
+    assert native.remember(schema) is (native.fits(schema) is True), schema
+
+
+def test_a_schema_outside_the_programs_is_read_as_it_stands(native):
+    native.clear()
+    bounded = {"type": "object", "properties": {"n": {"type": "integer", "minimum": 1}}}
+    assert native.remember(bounded) is False
+    for n in (0, 1):
+        assert native.glance(bounded, {"n": n}) is (n == 1)
+    assert native.programs() == (1, 0)
+
+
+def test_compiling_a_schema_gives_it_a_program_and_clear_caches_forgets_it(native):
+    from toolproxy.schema.compiling import clear_caches, compile_schema
+
+    native.clear()
+    schema = {"type": "object", "properties": {"a": {"type": "string"}}}
+    compile_schema(schema)
+    if compiled.in_use():  # (the pure core gives the C module nothing)
+        assert native.programs() == (1, 1)
+        clear_caches()
+        assert native.programs() == (0, 0)
+
+
+def test_past_its_table_it_starts_again(native):
+    """At most 2**15 schemas are held; the one past them finds the table empty."""
+    native.clear()
+    held = [{"type": "object", "properties": {"a": {"type": "string"}}} for _ in range(2**15)]
+    assert all(native.remember(schema) for schema in held)
+    assert native.programs() == (2**15, 2**15)
+    assert native.remember({"type": "string"}) is True
+    assert native.programs() == (1, 1)
+    assert native.glance(held[0], {"a": 1}) is False  # read as it stands again
+    assert native.remember(held[0]) is True and native.programs() == (2, 2)
+    native.clear()
+
+
+@pytest.mark.parametrize("n", [3, 32, 33, 80])  # past 32 properties, matched off the stack
+def test_a_program_of_many_properties_answers_as_the_schema(native, n: int):
+    props = {f"p{i}": {"type": "integer" if i % 2 else "string"} for i in range(n)}
+    schema = {"type": "object", "properties": props, "required": ["p0", "x"]}
+    schema["additionalProperties"] = {"type": "boolean"}
+    right = {f"p{i}": i if i % 2 else "s" for i in range(n)} | {"x": True}
+    values = [right, {**right, "x": 1}, {k: v for k, v in right.items() if k != "x"}]
+    values += [{**right, f"p{n - 1}": "s" if (n - 1) % 2 else 1}, {"x": True, "p0": "s"}, {}]
+    native.clear()
+    before = [native.glance(schema, v) for v in values]
+    assert native.remember(schema) is True
+    assert [native.glance(schema, v) for v in values] == before
+    assert (
+        before == [glance_py(schema, v) for v in values] == [True, False, False, False, True, False]
+    )
+    native.clear()

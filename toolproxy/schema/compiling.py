@@ -27,7 +27,7 @@ import jsonschema
 from toolproxy.records import text_schema_hash
 from toolproxy.schema.accepts import Accept, never
 from toolproxy.schema.formats import conforms_of, format_checker
-from toolproxy.schema.glance import fits, glance
+from toolproxy.schema.glance import fits, forget, glance, remember
 from toolproxy.schema.quick import Parts, compile_quick
 from toolproxy.schema.quickerrors import iter_errors as quick_errors
 from toolproxy.util.jsonfast import canonical_dumps, plain_json, sorted_bytes
@@ -232,6 +232,7 @@ def clear_caches() -> None:
     _SEEN.clear()
     _VERDICTS.clear()
     _NEW.clear()
+    forget()
 
 
 # At exit, before the interpreter's teardown: it collects several times, and each walks
@@ -331,6 +332,7 @@ def _compile_missed(schema: Any, key: str | None) -> CompiledSchema:
     elif as_bytes is not None and compiled.schema != schema:  # the same bytes, another value
         compiled = _new(schema, key, text)  # kept by its identity alone
     _remember(_BY_ID, id(schema), (schema, compiled))
+    remember(schema)  # glance reads it from now on as compiled (nativeglance.c)
     return compiled
 
 

@@ -61,6 +61,22 @@ NATIVE_FITS: Final = native("toolproxy.schema.nativeglance", "fits")
 _SET_CONFORMS: Final = native("toolproxy.schema.nativeglance", "set_conforms")
 if _SET_CONFORMS is not None:
     _SET_CONFORMS(CONFORMS)
+# a compiled schema it reads from a program made of it (`nativeglance.c`)
+_NATIVE_REMEMBER: Final = native("toolproxy.schema.nativeglance", "remember")
+_NATIVE_CLEAR: Final = native("toolproxy.schema.nativeglance", "clear")
+
+
+def remember(schema: Any) -> None:
+    """`schema` was compiled: the C reading reads it from now on from a program made of it
+    (when it is in that program's subset), not from the schema itself."""
+    if _NATIVE_REMEMBER is not None:
+        _NATIVE_REMEMBER(schema)
+
+
+def forget() -> None:
+    """Forget every schema `remember` was given."""
+    if _NATIVE_CLEAR is not None:
+        _NATIVE_CLEAR()
 
 
 def glance(schema: Any, value: Any) -> bool:
