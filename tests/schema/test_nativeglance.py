@@ -116,7 +116,8 @@ read_leaf = st.fixed_dictionaries(
 )
 
 
-def read_children(children: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+def shaped_children(children: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    """Objects and arrays of `children` (what a program holds of them)."""
     return st.one_of(
         object_of(
             children,
@@ -125,6 +126,12 @@ def read_children(children: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
         ),
         st.builds(lambda items: {"type": "array", "items": items}, children),
         st.builds(lambda props: {"properties": props}, st.just([]) | st.just({})),
+    )
+
+
+def read_children(children: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    return st.one_of(
+        shaped_children(children),
         st.builds(lambda subs: {"anyOf": subs}, st.lists(children, max_size=3)),  # [] too
         st.builds(lambda subs: {"allOf": subs}, st.lists(children, max_size=3)),
         st.just({"anyOf": {"type": "string"}}),
@@ -284,19 +291,7 @@ program_leaf = st.fixed_dictionaries(
 )
 
 
-def program_children(children: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
-    return st.one_of(
-        object_of(
-            children,
-            st.sampled_from(["a", "b", "c", "verbose"]),
-            st.lists(st.sampled_from(["a", "b", "c"]), max_size=3) | st.just(["a", 1]),
-        ),
-        st.builds(lambda items: {"type": "array", "items": items}, children),
-        st.builds(lambda props: {"properties": props}, st.just([]) | st.just({})),
-    )
-
-
-in_programs = st.recursive(st.booleans() | program_leaf, program_children, max_leaves=10)
+in_programs = st.recursive(st.booleans() | program_leaf, shaped_children, max_leaves=10)
 
 
 @settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])

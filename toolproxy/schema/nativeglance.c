@@ -462,6 +462,7 @@ typedef struct {
     Check *checks;
     Prop *props;
     int n_nodes, n_checks, n_props, cap_nodes, cap_checks, cap_props;
+    int packed;        /* its arrays follow it in its own allocation (`pack`) */
 } Program;
 
 static unsigned type_bit(PyObject *name)
@@ -723,10 +724,36 @@ static void drop_program(Program *p)
 {
     if (p == NULL)
         return;
-    PyMem_Free(p->nodes);
-    PyMem_Free(p->checks);
-    PyMem_Free(p->props);
+    if (!p->packed) {
+        PyMem_Free(p->nodes);
+        PyMem_Free(p->checks);
+        PyMem_Free(p->props);
+    }
     PyMem_Free(p);
+}
+
+/* `p` (dropped) and its arrays in one allocation, in the order a run reads them: a pass
+   over many schemas meets each program cold, and one block is fewer lines to fetch than
+   four apart. NULL: no memory (`p` kept). */
+static Program *pack(Program *p)
+{
+    size_t nodes = (size_t)p->n_nodes * sizeof(Node), checks = (size_t)p->n_checks * sizeof(Check);
+    size_t props = (size_t)p->n_props * sizeof(Prop);  /* (each size a multiple of 8) */
+    Program *q = PyMem_Malloc(sizeof(Program) + nodes + checks + props);
+    if (q == NULL)
+        return NULL;
+    *q = *p;
+    q->nodes = (Node *)(q + 1);
+    q->checks = (Check *)((char *)q->nodes + nodes);
+    q->props = (Prop *)((char *)q->checks + checks);
+    memcpy(q->nodes, p->nodes, nodes);
+    if (checks)
+        memcpy(q->checks, p->checks, checks);
+    if (props)
+        memcpy(q->props, p->props, props);
+    q->packed = 1;
+    drop_program(p);
+    return q;
 }
 
 /* `schema`'s program (owned by the caller), NULL when it has none; NO_MEMORY in *failed. */
@@ -734,12 +761,13 @@ static Program *compile_program(PyObject *schema, int *failed)
 {
     Program *p = PyMem_Calloc(1, sizeof(Program));
     int at = p ? build(p, schema, 0) : NO_MEMORY;
-    if (at < 0) {
+    Program *packed = at >= 0 ? pack(p) : NULL;
+    if (packed == NULL) {
         drop_program(p);
-        *failed = at == NO_MEMORY;
+        *failed = at >= 0 || at == NO_MEMORY;
         return NULL;
     }
-    return p;
+    return packed;
 }
 
 /* The schemas compiled, by address (each held: its address is not reused), in one
