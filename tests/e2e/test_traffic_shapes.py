@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +38,9 @@ def call(name: str, id: str, **arguments: Any) -> Reply:
     return Reply(tool_calls=[ScriptedCall(name=name, arguments=arguments, id=id)])
 
 
-def start_proxy(upstream_url: str, capture: Path, *extra: str) -> RunningProxy:
+@contextmanager
+def proxied(upstream_url: str, capture: Path, *extra: str) -> Iterator[RunningProxy]:
+    """mitmdump with the addon for the block, its output checked clean when it stops."""
     spec = ProxySpec(
         capture=capture,
         upstream=upstream_url,
@@ -44,7 +48,11 @@ def start_proxy(upstream_url: str, capture: Path, *extra: str) -> RunningProxy:
         flush_interval=0.05,
         extra=list(extra),
     )
-    return RunningProxy(spec).start()
+    proxy = RunningProxy(spec).start()
+    try:
+        yield proxy
+    finally:
+        assert_clean(proxy.stop())
 
 
 def client(proxy: RunningProxy, key: str, retries: int = 0) -> openai.OpenAI:
@@ -94,8 +102,7 @@ def test_identical_agents_at_once_are_separate_sessions(tmp_path):
     replies = {f"agent{i}": AGENT_REPLIES for i in range(agents)}
     capture = tmp_path / "capture"
     with ScriptedUpstream(Script(replies=replies, deterministic=True)) as upstream:
-        proxy = start_proxy(upstream.url, capture)
-        try:
+        with proxied(upstream.url, capture) as proxy:
             start = threading.Barrier(agents)
             threads = [
                 threading.Thread(target=run_agent, args=(client(proxy, f"agent{i}"), start))
@@ -106,8 +113,6 @@ def test_identical_agents_at_once_are_separate_sessions(tmp_path):
             for t in threads:
                 t.join(60)
             wait_rows(capture, "SELECT 1 FROM exchanges", 3 * agents)
-        finally:
-            assert_clean(proxy.stop())
     # every request of every agent was byte-identical to the others' at that turn
     bodies = {json.dumps(r.body, sort_keys=True) for r in upstream.requests}
     assert len(bodies) == 3
@@ -121,8 +126,7 @@ def test_identical_openings_apart_in_time_are_separate_sessions(tmp_path):
     script = Script(replies={"default": [Reply(text="Hello!")]}, deterministic=True)
     with ScriptedUpstream(script) as upstream:
         # a short retry window stands in for minutes between the trials
-        proxy = start_proxy(upstream.url, capture, "--set", "toolproxy_retry_window=0.3")
-        try:
+        with proxied(upstream.url, capture, "--set", "toolproxy_retry_window=0.3") as proxy:
             for _ in range(3):  # single-turn trials of one fixed prompt
                 client(proxy, "default").chat.completions.create(model="m", messages=[SYSTEM, HI])
                 time.sleep(0.6)
@@ -132,8 +136,6 @@ def test_identical_openings_apart_in_time_are_separate_sessions(tmp_path):
             for i in range(3):
                 run_agent(client(proxy, f"agent{i}"))
             wait_rows(capture, "SELECT 1 FROM exchanges", 12)
-        finally:
-            assert_clean(proxy.stop())
     got = sorted(sessions_of(capture).values())
     assert got == [["new"]] * 3 + [["new", "continued", "continued"]] * 3
 
@@ -145,8 +147,7 @@ def test_a_retry_after_a_429_and_after_a_cut_stream_joins_its_session(tmp_path):
     streamed = [cut, Reply(text="It is 18C in Paris.", stream=True)]
     script = Script(replies={"limited": limited, "cut": streamed}, deterministic=True)
     with ScriptedUpstream(script) as upstream:
-        proxy = start_proxy(upstream.url, capture)
-        try:
+        with proxied(upstream.url, capture) as proxy:
             run_agent(client(proxy, "limited", retries=2))  # the SDK re-sends after the 429
             agent = client(proxy, "cut")
             for attempt in range(2):  # the agent re-sends after the stream broke
@@ -160,8 +161,6 @@ def test_a_retry_after_a_429_and_after_a_cut_stream_joins_its_session(tmp_path):
                     assert attempt == 0
             assert text == "It is 18C in Paris."
             wait_rows(capture, "SELECT 1 FROM exchanges", 6)
-        finally:
-            assert_clean(proxy.stop())
     got = rows(
         capture,
         "SELECT session_id, session_source, status_code, error_kind FROM exchanges "
@@ -186,48 +185,29 @@ def test_a_client_that_hangs_up_at_done_leaves_a_complete_exchange(tmp_path):
     (a failed exchange would make it a retry)."""
     capture = tmp_path / "capture"
     late = dict(stream=True, end_delay_s=0.5)
-    replies = [
-        Reply(tool_calls=[ScriptedCall(name="get_weather", arguments={"city": "Paris"})], **late),
-        Reply(text="It is 18C in Paris.", **late),
-    ]
+    asked = call("get_weather", "call_1", city="Paris").model_copy(update=late)
+    replies = [asked, Reply(text="It is 18C in Paris.", **late)]
     with ScriptedUpstream(Script(replies={"late": replies}, deterministic=True)) as upstream:
-        proxy = start_proxy(upstream.url, capture)
-        try:
+        with proxied(upstream.url, capture) as proxy:
             agent = client(proxy, "late")
             messages: list[dict[str, Any]] = [SYSTEM, HI]
-            chunks = list(
+            list(
                 agent.chat.completions.create(
                     model="m", messages=messages, tools=TOOLS, stream=True
                 )
             )
-            (delta,) = [
-                c.choices[0].delta.tool_calls[0]
-                for c in chunks
-                if c.choices
-                and c.choices[0].delta.tool_calls
-                and c.choices[0].delta.tool_calls[0].id
-            ]
+            function = {"name": "get_weather", "arguments": '{"city": "Paris"}'}
             messages += [
-                {
-                    "role": "assistant",
-                    "tool_calls": [
-                        {
-                            "id": delta.id,
-                            "type": "function",
-                            "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'},
-                        }
-                    ],
-                },
-                {"role": "tool", "tool_call_id": delta.id, "content": "18C"},
-            ]
+                {"role": "assistant", "tool_calls": [{"id": "call_1", "type": "function",
+                                                      "function": function}]},
+                {"role": "tool", "tool_call_id": "call_1", "content": "18C"},
+            ]  # fmt: skip
             chunks = agent.chat.completions.create(
                 model="m", messages=messages, tools=TOOLS, stream=True
             )
             text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
             assert text == "It is 18C in Paris."
             wait_rows(capture, "SELECT 1 FROM exchanges", 2)
-        finally:
-            assert_clean(proxy.stop())
     got = rows(
         capture,
         "SELECT session_source, error_kind, error_message, parse_status, finish_reason "
@@ -276,12 +256,9 @@ def reusing_agent(agent: openai.OpenAI) -> list[list[dict[str, Any]]]:
 def reused(tmp_path):
     capture = tmp_path / "capture"
     with ScriptedUpstream(Script(replies={"default": REUSED}, deterministic=True)) as upstream:
-        proxy = start_proxy(upstream.url, capture)
-        try:
+        with proxied(upstream.url, capture) as proxy:
             sent = reusing_agent(client(proxy, "default"))
             wait_rows(capture, "SELECT 1 FROM exchanges", 5)
-        finally:
-            assert_clean(proxy.stop())
     return capture, sent
 
 

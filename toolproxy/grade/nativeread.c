@@ -9,8 +9,8 @@ static Offered *held(Grading *g, PyObject *name, Py_hash_t hash)
 {
     for (int i = 0; i < g->n_held; i++) {
         Offered *t = &g->held[i];
-        if (t->hash == hash && (t->name == name || PyUnicode_Compare(t->name, name) == 0))
-            return t;  /* (exact strs: the comparison cannot fail) */
+        if (t->hash == hash && str_is(name, t->name))
+            return t;
     }
     return NULL;
 }

@@ -41,31 +41,50 @@ static int is_key(PyObject *key, const char *lit, Py_ssize_t n)
            memcmp(PyUnicode_DATA(key), lit, (size_t)n) == 0;
 }
 
+/* The JSON types as bits: a type name's (`type_bit`), a value's (`value_types`). */
+enum { T_STRING = 1, T_INTEGER = 2, T_NUMBER = 4, T_BOOLEAN = 8, T_OBJECT = 16, T_ARRAY = 32,
+       T_NULL = 64 };
+
+/* The bit of the type `name` (an exact str) names, 0 for a name that is no type's. */
+static unsigned type_bit(PyObject *name)
+{
+    static const struct {
+        const char *name;
+        Py_ssize_t length;
+    } types[] = {{"string", 6}, {"integer", 7}, {"number", 6}, {"boolean", 7},
+                 {"object", 6}, {"array", 5},   {"null", 4}};
+    for (int i = 0; i < 7; i++)
+        if (is_key(name, types[i].name, types[i].length))
+            return 1u << i;
+    return 0;
+}
+
+/* The type bits `value` answers to: accepts.type_test's, each name at once (an integral
+   finite float is an integer; a bool is neither; subclasses are no type). */
+static unsigned value_types(PyObject *v)
+{
+    if (Py_IS_TYPE(v, &PyUnicode_Type))
+        return T_STRING;
+    if (Py_IS_TYPE(v, &PyLong_Type))
+        return T_INTEGER | T_NUMBER;
+    if (Py_IS_TYPE(v, &PyFloat_Type)) {
+        double d = PyFloat_AS_DOUBLE(v);
+        return T_NUMBER | (isfinite(d) && d == floor(d) ? T_INTEGER : 0);
+    }
+    if (Py_IS_TYPE(v, &PyBool_Type))
+        return T_BOOLEAN;
+    if (Py_IS_TYPE(v, &PyDict_Type))
+        return T_OBJECT;
+    if (Py_IS_TYPE(v, &PyList_Type))
+        return T_ARRAY;
+    return v == Py_None ? T_NULL : 0;
+}
+
 /* accepts.type_test: 1 or 0, -1 for a name that is no type's (`name` an exact str). */
 static int type_test(PyObject *name, PyObject *v)
 {
-    if (is_key(name, "string", 6))
-        return Py_IS_TYPE(v, &PyUnicode_Type);
-    if (is_key(name, "integer", 7)) {
-        if (Py_IS_TYPE(v, &PyLong_Type))
-            return 1;
-        if (Py_IS_TYPE(v, &PyFloat_Type)) {  /* float.is_integer() */
-            double d = PyFloat_AS_DOUBLE(v);
-            return isfinite(d) && d == floor(d);
-        }
-        return 0;
-    }
-    if (is_key(name, "number", 6))
-        return Py_IS_TYPE(v, &PyLong_Type) || Py_IS_TYPE(v, &PyFloat_Type);
-    if (is_key(name, "boolean", 7))
-        return Py_IS_TYPE(v, &PyBool_Type);
-    if (is_key(name, "object", 6))
-        return Py_IS_TYPE(v, &PyDict_Type);
-    if (is_key(name, "array", 5))
-        return Py_IS_TYPE(v, &PyList_Type);
-    if (is_key(name, "null", 4))
-        return v == Py_None;
-    return -1;
+    unsigned bit = type_bit(name);
+    return bit ? (value_types(v) & bit) != 0 : -1;
 }
 
 /* quick.repeats on a list of exact strs: 1 when a name comes twice; ASK_PYTHON past 8. */
@@ -431,8 +450,6 @@ static int node(PyObject *spec, PyObject *value, int present, int depth)
    lengths, `format`, `anyOf`, `allOf`, which `node` reads) or one `node` does not prove
    fits gets no program. `clear` forgets them all (`compiling.clear_caches`). */
 
-enum { T_STRING = 1, T_INTEGER = 2, T_NUMBER = 4, T_BOOLEAN = 8, T_OBJECT = 16, T_ARRAY = 32,
-       T_NULL = 64 };
 enum { N_TRUE, N_FALSE, N_DICT };
 
 typedef struct {
@@ -464,36 +481,6 @@ typedef struct {
     int n_nodes, n_checks, n_props, cap_nodes, cap_checks, cap_props;
     int packed;        /* its arrays follow it in its own allocation (`pack`) */
 } Program;
-
-static unsigned type_bit(PyObject *name)
-{
-    static const char *const names[] = {"string", "integer", "number", "boolean", "object",
-                                        "array", "null"};
-    for (int i = 0; i < 7; i++)
-        if (is_key(name, names[i], (Py_ssize_t)strlen(names[i])))
-            return 1u << i;
-    return 0;
-}
-
-/* The type bits `value` answers to (type_test's, each name at once). */
-static unsigned value_types(PyObject *v)
-{
-    if (Py_IS_TYPE(v, &PyUnicode_Type))
-        return T_STRING;
-    if (Py_IS_TYPE(v, &PyLong_Type))
-        return T_INTEGER | T_NUMBER;
-    if (Py_IS_TYPE(v, &PyFloat_Type)) {
-        double d = PyFloat_AS_DOUBLE(v);
-        return T_NUMBER | (isfinite(d) && d == floor(d) ? T_INTEGER : 0);
-    }
-    if (Py_IS_TYPE(v, &PyBool_Type))
-        return T_BOOLEAN;
-    if (Py_IS_TYPE(v, &PyDict_Type))
-        return T_OBJECT;
-    if (Py_IS_TYPE(v, &PyList_Type))
-        return T_ARRAY;
-    return v == Py_None ? T_NULL : 0;
-}
 
 #define GROW(arr, n, cap)                                                             \
     ((n) < (cap) ? 0                                                                  \
@@ -602,11 +589,9 @@ static int build(Program *p, PyObject *spec, int depth)
             return NO_PROGRAM;
         n.required = required;
         n.first_prop = p->n_props, n.n_props = (int)PyDict_GET_SIZE(props);
-        for (int i = 0; i < n.n_props; i++)  /* their run, filled below */
+        for (int i = 0; i < n.n_props; i++, p->n_props++)  /* their run, filled below */
             if (GROW(p->props, p->n_props, p->cap_props) < 0)
                 return NO_MEMORY;
-            else
-                p->n_props++;
         pos = 0;
         for (int i = 0; PyDict_Next(props, &pos, &key, &sub); i++) {
             int child = build(p, sub, depth + 1);
