@@ -18,7 +18,11 @@ when its case, its schemas and the code that grades it are in the CPU's caches, 
 what a pass over every case costs (the gap is what reaching memory costs each checker).
 Then the working set: both over every 3rd and every 10th case (300 and 100 cases), pass
 after pass, the warm grader's ratio to BFCL's per round beside the full pass's: the cases
-still graded in turn, but what they read stays in the caches.
+still graded in turn, but what they read stays in the caches. Then the cache state: both
+over every case again, warm, once with 64 MiB written just before each pass (the cases in
+memory only) and once right after a pass of the same checker (what fits in the last-level
+cache is still there): the warm arm's ratio sits between the two, after what the arms
+before it in the round left in the caches.
 
 With the compiled core, a case is graded in C (`grade/nativegrade.c`), which reads a
 schema met the first times as it stands (`schema/nativeglance.c`) and a compiled one from
@@ -347,6 +351,11 @@ def bfcl_part(cases: int, rounds: int, seed: int) -> None:
         f"  working set (streamed passes, warm): {len(work):,} cases {paired:.2f}x per round"
         + "".join(sets)
     )
+    states = cache_states(work, checker, lang, rounds)
+    print(
+        "  cache state before a warm pass over every case, per round: "
+        + ", ".join(f"{name} {ratio:.2f}x" for name, ratio in states.items())
+    )
     mix = Counter(w.kind for w in work)
     print("  outputs: " + ", ".join(f"{k} {v}" for k, v in mix.most_common()))
 
@@ -384,6 +393,35 @@ def working_set(work: list[Any], size: int, rounds: int, checker: Any, lang: Any
         ours = sum(run(pairs, compile_schema)[0] for _ in passes)
         ratios.append(theirs / ours)
     return statistics.median(ratios)
+
+
+FLUSH = 64 << 20  # bytes written to push every case out of the CPU's caches (L3: 16 MiB)
+
+
+def cache_states(work: list[Any], checker: Any, lang: Any, rounds: int) -> dict[str, float]:
+    """BFCL's checker and the warm grader, each over every case from a known cache state:
+    `flushed`, FLUSH bytes written just before the pass (the cases in memory only); `again`,
+    right after a pass of the same checker over the same cases (what still fits in the
+    last-level cache is there). The median of each round's ratio, in each state: how much
+    of the warm arm's ratio is what the arms before it left in the caches."""
+    pairs = warmed([(w.case, w.observation) for w in work])
+    junk = bytearray(FLUSH)
+
+    def flushed(arm: Any) -> float:
+        junk[::64] = b"\1" * (FLUSH // 64)
+        return float(arm())
+
+    def again(arm: Any) -> float:
+        arm()
+        return float(arm())
+
+    ours = lambda: run(pairs, compile_schema)[0]  # noqa: E731
+    theirs = lambda: bfcl_pass(work, checker, lang)  # noqa: E731
+    found = {}
+    for name, state in (("flushed", flushed), ("again", again)):
+        times = [(state(theirs), state(ours)) for _ in range(max(rounds, 3))]
+        found[name] = statistics.median(b / t for b, t in times)
+    return found
 
 
 C_ON, C_OFF = (f"compiled core in a child, C modules {w}" for w in ("on", "off"))
