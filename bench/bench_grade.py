@@ -21,8 +21,8 @@ after pass, the warm grader's ratio to BFCL's per round beside the full pass's: 
 still graded in turn, but what they read stays in the caches. Then the cache state: both
 over every case again, warm, once with 64 MiB written just before each pass (the cases in
 memory only) and once right after a pass of the same checker (what fits in the last-level
-cache is still there): the warm arm's ratio sits between the two, after what the arms
-before it in the round left in the caches.
+cache is still there), beside the warm arm, which meets what the arms before it in the
+round left in the caches.
 
 With the compiled core, a case is graded in C (`grade/nativegrade.c`), which reads a
 schema met the first times as it stands (`schema/nativeglance.c`) and a compiled one from
@@ -59,6 +59,7 @@ import subprocess
 import sys
 import time
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 import jsonschema
@@ -395,32 +396,35 @@ def working_set(work: list[Any], size: int, rounds: int, checker: Any, lang: Any
     return statistics.median(ratios)
 
 
-FLUSH = 64 << 20  # bytes written to push every case out of the CPU's caches (L3: 16 MiB)
+FLUSH = 64 << 20  # bytes written to push every case out of the CPU's caches (4x this VM's L3)
 
 
 def cache_states(work: list[Any], checker: Any, lang: Any, rounds: int) -> dict[str, float]:
     """BFCL's checker and the warm grader, each over every case from a known cache state:
     `flushed`, FLUSH bytes written just before the pass (the cases in memory only); `again`,
     right after a pass of the same checker over the same cases (what still fits in the
-    last-level cache is there). The median of each round's ratio, in each state: how much
-    of the warm arm's ratio is what the arms before it left in the caches."""
+    last-level cache is there). The median of each round's ratio (`per_round`), per state."""
     pairs = warmed([(w.case, w.observation) for w in work])
     junk = bytearray(FLUSH)
 
-    def flushed(arm: Any) -> float:
+    def theirs() -> float:
+        return bfcl_pass(work, checker, lang)
+
+    def ours() -> float:
+        return run(pairs, compile_schema)[0]
+
+    def flushed(arm: Callable[[], float]) -> float:
         junk[::64] = b"\1" * (FLUSH // 64)
-        return float(arm())
+        return arm()
 
-    def again(arm: Any) -> float:
+    def again(arm: Callable[[], float]) -> float:
         arm()
-        return float(arm())
+        return arm()
 
-    ours = lambda: run(pairs, compile_schema)[0]  # noqa: E731
-    theirs = lambda: bfcl_pass(work, checker, lang)  # noqa: E731
     found = {}
     for name, state in (("flushed", flushed), ("again", again)):
         times = [(state(theirs), state(ours)) for _ in range(max(rounds, 3))]
-        found[name] = statistics.median(b / t for b, t in times)
+        found[name] = per_round([b for b, _ in times], [t for _, t in times])
     return found
 
 
