@@ -341,20 +341,47 @@ def test_compiling_a_schema_gives_it_a_program_and_clear_caches_forgets_it(nativ
         assert native.programs() == (0, 0)
 
 
+def test_programs_held_together_each_answer_for_their_own_schema(native):
+    """3,000 programs held at once, each of another schema (its own property, its own
+    type): each answers as its own schema (one program read for another's passed every
+    test that holds one schema at a time)."""
+    kinds = [("string", "s", 1), ("integer", 1, "s"), ("boolean", True, None)]
+    native.clear()
+    held = []
+    for i in range(3_000):
+        kind, right, wrong = kinds[i % 3]
+        schema = {"type": "object", "properties": {f"p{i}": {"type": kind}}}
+        held.append((schema, {f"p{i}": right}, {f"p{i}": wrong}))
+        assert native.remember(schema) is True
+    assert native.programs() == (3_000, 3_000)
+    for schema, right, wrong in held:
+        assert native.glance(schema, right) is True, schema
+        assert native.glance(schema, wrong) is False, schema
+    native.clear()
+
+
 def test_past_its_table_it_starts_again(native):
     """At most 2**15 schemas are held; the one past them finds the table empty."""
     native.clear()
     held = [{"type": "object", "properties": {"a": {"type": "string"}}} for _ in range(2**15)]
     assert all(native.remember(schema) for schema in held)
     assert native.programs() == (2**15, 2**15)
-    assert native.remember({"type": "string"}) is True
+    # programs made one after another, the first, the middle and the last: each answers
+    for schema in (held[0], held[2**14], held[-1]):
+        assert native.glance(schema, {"a": 1}) is False
+        assert native.glance(schema, {"a": "x"}) is True
+    string = {"type": "string"}
+    assert native.remember(string) is True
     assert native.programs() == (1, 1)
+    # the program made as the table starts again answers
+    assert native.glance(string, 1) is False and native.glance(string, "s") is True
     assert native.glance(held[0], {"a": 1}) is False  # read as it stands again
     assert native.remember(held[0]) is True and native.programs() == (2, 2)
     native.clear()
 
 
-@pytest.mark.parametrize("n", [3, 32, 33, 80])  # past 32 properties, matched off the stack
+# past 32 properties, matched off the stack; 1,500: a program of ~130 KB
+@pytest.mark.parametrize("n", [3, 32, 33, 80, 1_500])
 def test_a_program_of_many_properties_answers_as_the_schema(native, n: int):
     props = {f"p{i}": {"type": "integer" if i % 2 else "string"} for i in range(n)}
     schema = {"type": "object", "properties": props, "required": ["p0", "x"]}
