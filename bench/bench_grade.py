@@ -10,12 +10,16 @@ BFCL's `ast_checker` and by toolproxy's checker, interleaved over --rounds round
 stands, `schema.glance`, else hashed and compiled), fresh with the schema hashes the
 capture recorded (what one `toolproxy grade` run pays: it reads them with the schemas),
 with a warm cache (every schema compiled before the pass), and with jsonschema alone (how
-schemas were checked before the quick path). Calls per second and the ratio to BFCL's: of
+schemas were checked before the quick path). Each pass only grades, through the grader
+`toolproxy grade` runs (`checker.make_grader`), as BFCL's only checks; the labels are
+counted apart. Calls per second and the ratio to BFCL's: of
 the medians, and the median of each round's own ratio (this
 VM's vCPUs change speed between rounds; a round's arms run back to back). Then BFCL's
 checker and the warm grader again, each case graded 10 times in a row: what a call costs
 when its case, its schemas and the code that grades it are in the CPU's caches, against
-what a pass over every case costs (the gap is what reaching memory costs each checker).
+what a pass over every case costs (the gap is what reaching memory costs each checker),
+and the ratio the warm arm could reach were grading free: BFCL's pass over toolproxy's
+wait on memory alone.
 Then the working set: both over every 3rd and every 10th case (300 and 100 cases), pass
 after pass, the warm grader's ratio to BFCL's per round beside the full pass's: the cases
 still graded in turn, but what they read stays in the caches. Then the cache state: both
@@ -51,6 +55,7 @@ and prints calls per second for both and their ratio, with the label mix graded.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import random
@@ -64,7 +69,7 @@ from typing import Any
 
 import jsonschema
 
-from toolproxy.grade.checker import grade_case, offered_tools
+from toolproxy.grade.checker import grade_case, make_grader, offered_tools
 from toolproxy.grade.model import Case, ExpectedCall, Matcher, Observation
 from toolproxy.records import ToolCall, schema_hash
 from toolproxy.schema.compiling import (
@@ -223,20 +228,35 @@ def jsonschema_only(schema: Any) -> CompiledSchema:
     return _PLAIN[key]
 
 
-def run(
-    work: list[tuple[Case, Observation]], compiler: Any, times: int = 1
-) -> tuple[float, Counter[str]]:
+def grader_of(compiler: Any) -> Callable[[Case, Observation], Any]:
+    """The grader a pass calls: `toolproxy grade`'s own (`checker.make_grader`, which
+    compiles with `compile_schema`) for the toolproxy arms, else `grade_case` with
+    `compiler` (the arms that stand for earlier ways of checking schemas)."""
+    if compiler is compile_schema:
+        return make_grader()
+    return functools.partial(grade_case, compiler=compiler)
+
+
+def run(work: list[tuple[Case, Observation]], compiler: Any, times: int = 1) -> float:
     """Seconds a pass over `work` takes (each case graded `times` times in a row: the
-    seconds over `times`) and the labels graded."""
-    labels: Counter[str] = Counter()
+    seconds over `times`). The loop only grades, as BFCL's (`bfcl_pass`) only checks: what
+    a case was graded is counted apart (`outcomes`)."""
+    grade = grader_of(compiler)
     t0 = time.perf_counter()
-    for case, observation in work:
-        for _ in range(times):
-            grade = grade_case(
-                case, observation, compiler=None if compiler is compile_schema else compiler
-            )
-        labels[grade.label or "passed"] += 1
-    return (time.perf_counter() - t0) / times, labels
+    if times == 1:
+        for case, observation in work:
+            grade(case, observation)
+    else:
+        for case, observation in work:
+            for _ in range(times):
+                grade(case, observation)
+    return (time.perf_counter() - t0) / times
+
+
+def outcomes(work: list[tuple[Case, Observation]], compiler: Any) -> Counter[str]:
+    """The label each case of `work` is graded (untimed)."""
+    grade = grader_of(compiler)
+    return Counter(grade(case, observation).label or "passed" for case, observation in work)
 
 
 def warmed(work: list[tuple[Case, Observation]]) -> list[tuple[Case, Observation]]:
@@ -264,11 +284,11 @@ def bfcl_part(cases: int, rounds: int, seed: int) -> None:
 
     def fresh() -> float:
         clear_caches()
-        return run(pairs, compile_schema)[0]
+        return run(pairs, compile_schema)
 
     def plain() -> float:
         _PLAIN.clear()
-        return run(pairs, jsonschema_only)[0]
+        return run(pairs, jsonschema_only)
 
     # `toolproxy grade` reads each offered schema with the schema_hash the capture recorded
     # (grade.observe notes it): no hashing in the run, as in this arm
@@ -284,19 +304,19 @@ def bfcl_part(cases: int, rounds: int, seed: int) -> None:
         t0 = time.perf_counter()
         for schema, key in recorded.values():
             note_schema_key(schema, key)
-        return time.perf_counter() - t0 + run(pairs, compile_schema)[0]
+        return time.perf_counter() - t0 + run(pairs, compile_schema)
 
     arms = {
         "BFCL ast_checker": bfcl,
         "toolproxy, schemas compiled fresh": fresh,
         "toolproxy, fresh, hashes from the capture": fresh_recorded,
-        "toolproxy, warm schema cache": lambda: run(warmed(pairs), compile_schema)[0],
+        "toolproxy, warm schema cache": lambda: run(warmed(pairs), compile_schema),
         "toolproxy, jsonschema only (before), fresh": plain,
     }
     times: dict[str, list[float]] = {name: [] for name in arms}
     resident = {  # each case graded RESIDENT times back to back
         "BFCL": lambda: bfcl(RESIDENT),
-        "toolproxy, warm": lambda: run(warmed(pairs), compile_schema, RESIDENT)[0],
+        "toolproxy, warm": lambda: run(warmed(pairs), compile_schema, RESIDENT),
     }
     kept: dict[str, list[float]] = {name: [] for name in resident}
     # the same arms in child processes: on the pure Python core, and on the compiled core
@@ -341,6 +361,14 @@ def bfcl_part(cases: int, rounds: int, seed: int) -> None:
         f"toolproxy warm {warm_kept:,.0f} calls/s ({warm_kept / bfcl_kept:.2f}x); a pass over "
         f"every case costs BFCL {bfcl_kept / base:.2f}x and toolproxy "
         f"{warm_kept * streamed / calls:.2f}x the time of the same calls in cache"
+    )
+    stall = streamed / calls - 1 / warm_kept  # a call's wait on memory, beyond its grading
+    print(
+        f"  reaching memory: a warm pass waits {stall * 1e6:.2f} µs a call beyond the same calls "
+        f"in cache, and BFCL's whole pass takes {1e6 / base:.2f} µs a call: were grading "
+        f"itself free, the warm ratio could reach {1 / base / stall:.2f}x"
+        if stall > 0
+        else "  reaching memory: a warm pass took no longer than the same calls in cache"
     )
     paired = per_round(times["BFCL ast_checker"], times["toolproxy, warm schema cache"])
     sets = [
@@ -391,7 +419,7 @@ def working_set(work: list[Any], size: int, rounds: int, checker: Any, lang: Any
     ratios = []
     for _ in range(rounds):
         theirs = sum(bfcl_pass(subset, checker, lang) for _ in passes)
-        ours = sum(run(pairs, compile_schema)[0] for _ in passes)
+        ours = sum(run(pairs, compile_schema) for _ in passes)
         ratios.append(theirs / ours)
     return statistics.median(ratios)
 
@@ -411,7 +439,7 @@ def cache_states(work: list[Any], checker: Any, lang: Any, rounds: int) -> dict[
         return bfcl_pass(work, checker, lang)
 
     def ours() -> float:
-        return run(pairs, compile_schema)[0]
+        return run(pairs, compile_schema)
 
     def flushed(arm: Callable[[], float]) -> float:
         junk[::64] = b"\1" * (FLUSH // 64)
@@ -458,8 +486,8 @@ def child_round(cases: int, seed: int) -> None:
     work = workload([c for cat in CATEGORIES for c in bfcl_cases(cat)], cases, seed)
     pairs = [(w.case, w.observation) for w in work]
     clear_caches()
-    fresh = run(pairs, compile_schema)[0]
-    warm = run(warmed(pairs), compile_schema)[0]
+    fresh = run(pairs, compile_schema)
+    warm = run(warmed(pairs), compile_schema)
     print(json.dumps({"fresh": fresh, "warm": warm, "core": core()}))
 
 
@@ -488,8 +516,9 @@ def main() -> None:
         naive_count = sum(len(o.calls) for _, o in naive_work)
 
         run(work[:200], compile_schema)  # warm up: imports, regexes, the compile cache
-        cached_s, labels = run(work, compile_schema)
-        naive_s, _ = run(naive_work, naive_compile)
+        cached_s = run(work, compile_schema)
+        naive_s = run(naive_work, naive_compile)
+        labels = outcomes(work, compile_schema)
     cached_rate, naive_rate = count / cached_s, naive_count / naive_s
 
     print(
