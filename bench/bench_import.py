@@ -102,6 +102,7 @@ def make_flows(n: int) -> list[http.HTTPFlow]:
 
 
 def har_entry(flow: http.HTTPFlow) -> dict:
+    assert flow.response is not None  # make_flows answers every request
     when = datetime.fromtimestamp(flow.request.timestamp_start, UTC).isoformat()
     return {
         "startedDateTime": when.replace("+00:00", "Z"),

@@ -108,6 +108,9 @@ def first_screens(cap: Path, rounds: int) -> None:
     print(f"   toolproxy sessions  {b:6.2f} s  (tui / sessions = {a / b:4.2f}x)")
 
 
+WAIT = 60.0  # seconds a key's result may take to show before in_app gives up
+
+
 async def in_app(cap: Path, rounds: int) -> None:
     """Each figure runs from the key reaching the app to the first frame drawn after its
     result is in the widgets (the frame the terminal would show), as a person sees it. Keys
@@ -115,6 +118,7 @@ async def in_app(cap: Path, rounds: int) -> None:
     alone costs ~50 ms a key); reads ahead that finish later are not waited for, and each
     round starts only once every worker is done."""
     from textual import events
+    from textual.widgets import Input, Static
     from textual.worker import WorkerCancelled
 
     from toolproxy.tui.app import ToolproxyApp
@@ -145,7 +149,7 @@ async def in_app(cap: Path, rounds: int) -> None:
             await pilot.pause()
 
         def status() -> str:
-            return str(app.screen.query_one("#status").content)
+            return str(app.screen.query_one("#status", Static).content)
 
         def send(key: str, char: str | None) -> float:
             event = events.Key(key, char)
@@ -155,8 +159,16 @@ async def in_app(cap: Path, rounds: int) -> None:
             return t0
 
         async def shown(done) -> float:  # type: ignore[no-untyped-def]
-            """When the first frame after `done()` came true was drawn."""
+            """When the first frame after `done()` came true was drawn (an error naming
+            the status line if it has not come true within WAIT seconds)."""
+            deadline = time.perf_counter() + WAIT
             while not done():
+                if time.perf_counter() > deadline:
+                    raise SystemExit(
+                        f"bench_tui: the screen did not show the result within {WAIT:.0f} s;"
+                        f" status: {status()!r} (a capture this small may hold too few"
+                        " sessions for a second page)"
+                    )
                 await asyncio.sleep(0.001)
             ready = time.perf_counter()
             while not frames or frames[-1] < ready:
@@ -166,7 +178,7 @@ async def in_app(cap: Path, rounds: int) -> None:
         await settle()
         for _ in range(rounds):
             await pilot.press("slash")
-            app.screen.query_one("#filter").value = "tool:tool_3 status:failed"
+            app.screen.query_one("#filter", Input).value = "tool:tool_3 status:failed"
             await pilot.pause()
             t0 = send("enter", "\r")
             t1 = await shown(lambda: "filter: tool:tool_3" in status())

@@ -19,7 +19,7 @@ import copy
 import json
 import random
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from bfcl_arm import type_mapping  # type: ignore[import-not-found]
 
@@ -63,7 +63,7 @@ def to_schema(node: Any) -> Any:
         return [to_schema(v) for v in node]
     if not isinstance(node, dict):
         return node
-    out = {}
+    out: dict[str, Any] = {}
     for key, value in node.items():
         if key == "type" and isinstance(value, str):
             out[key] = type_mapping().get(value, "string")
@@ -151,7 +151,7 @@ def build(raw: dict[str, Any], index: int, rng: random.Random) -> Work:
         for call in truth
         for name, answer in call.items()
     ]
-    order = "unordered" if "parallel" in category else "ordered"
+    order: Literal["ordered", "unordered"] = "unordered" if "parallel" in category else "ordered"
     case = Case(id=f"{raw['id']}#{index}", exchange_id=f"ex-{index}", calls=expected, order=order)
     observed = [
         ToolCall(
