@@ -158,16 +158,14 @@ async def in_app(cap: Path, rounds: int) -> None:
             app._driver.send_message(event)  # type: ignore[union-attr]
             return t0
 
-        async def shown(done) -> float:  # type: ignore[no-untyped-def]
+        async def shown(what: str, done) -> float:  # type: ignore[no-untyped-def]
             """When the first frame after `done()` came true was drawn (an error naming
-            the status line if it has not come true within WAIT seconds)."""
+            `what` and the status line if it has not come true within WAIT seconds)."""
             deadline = time.perf_counter() + WAIT
             while not done():
                 if time.perf_counter() > deadline:
                     raise SystemExit(
-                        f"bench_tui: the screen did not show the result within {WAIT:.0f} s;"
-                        f" status: {status()!r} (a capture this small may hold too few"
-                        " sessions for a second page)"
+                        f"bench_tui: {what}: not shown within {WAIT:.0f} s; status: {status()!r}"
                     )
                 await asyncio.sleep(0.001)
             ready = time.perf_counter()
@@ -181,13 +179,13 @@ async def in_app(cap: Path, rounds: int) -> None:
             app.screen.query_one("#filter", Input).value = "tool:tool_3 status:failed"
             await pilot.pause()
             t0 = send("enter", "\r")
-            t1 = await shown(lambda: "filter: tool:tool_3" in status())
+            t1 = await shown("filter (enter)", lambda: "filter: tool:tool_3" in status())
             timings["filter (enter)"].append(t1 - t0)
             await settle()
             await pilot.press("escape")
             await settle()
             t0 = send("right_square_bracket", "]")
-            t1 = await shown(lambda: status().startswith("sessions 101-200 of"))
+            t1 = await shown("next page", lambda: status().startswith("sessions 101-200 of"))
             timings["next page"].append(t1 - t0)
             await settle()
             await pilot.press("left_square_bracket")
@@ -195,11 +193,12 @@ async def in_app(cap: Path, rounds: int) -> None:
             t0 = time.perf_counter()
             app.push_screen(TranscriptScreen(cap, "s-long", cap.parent / "cases.yaml"))
             t1 = await shown(
+                "200-turn session",
                 lambda: (
                     isinstance(app.screen, TranscriptScreen)
                     and len(app.screen.turns) == 200
                     and status().startswith("200 turn(s)")
-                )
+                ),
             )
             timings["200-turn session"].append(t1 - t0)
             await settle()
