@@ -14,6 +14,7 @@ from typing import Any
 from toolproxy.cli import options
 from toolproxy.cli.filters import add_filter_args
 from toolproxy.cli.output import print_rows, render_status
+from toolproxy.cli.version import VersionAction
 
 DEFAULT_CAPTURE = Path("captures/default")
 
@@ -197,6 +198,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="toolproxy",
         description="Measure agent tool calling on your own live traffic.",
     )
+    parser.add_argument("--version", "-V", action=VersionAction)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def add(name: str, func: Callable[[argparse.Namespace], int]) -> argparse.ArgumentParser:
