@@ -48,6 +48,13 @@ def _checkout_outputs() -> set[tuple[str, int]]:
 
 
 @pytest.fixture(autouse=True)
+def no_capture_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A developer's $TOOLPROXY_CAPTURE must not send the tests' default capture (or
+    theirs, in a subprocess) into that developer's own capture."""
+    monkeypatch.delenv("TOOLPROXY_CAPTURE", raising=False)
+
+
+@pytest.fixture(autouse=True)
 def checkout_stays_clean() -> Iterator[None]:
     """No test writes into the checkout what the CLI writes by default (`captures/default`,
     `schemas/mcp/`, `expectations/`, all relative to the working directory)."""

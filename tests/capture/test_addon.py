@@ -185,6 +185,16 @@ def test_bad_options_raise_options_error(capture):
         addon.done()
 
 
+def test_the_capture_defaults_to_toolproxy_capture(tmp_path, monkeypatch):
+    monkeypatch.setenv("TOOLPROXY_CAPTURE", str(tmp_path / "from-env"))
+    addon = ToolproxyAddon()
+    with taddons.context(addon) as tctx:
+        assert tctx.options.toolproxy_capture == str(tmp_path / "from-env")
+        tctx.configure(addon, toolproxy_flush_interval="0.05")
+        addon.done()
+    assert store.summary(tmp_path / "from-env")["tables"]["exchanges"] == 0  # made there
+
+
 def test_capture_path_that_is_a_file_is_rejected(tmp_path):
     target = tmp_path / "file"
     target.write_text("x")

@@ -38,3 +38,10 @@ def test_dotted_paths_with_every_key_present_are_taken(path):
 def test_dotted_paths_with_an_empty_key_are_refused(path):
     with pytest.raises(ValueError, match="dotted JSON path"):
         limits.dotted_path(path)
+
+
+def test_the_default_capture_is_the_environment_s_else_captures_default():
+    assert limits.default_capture({}) == "captures/default"
+    assert limits.default_capture({"TOOLPROXY_CAPTURE": "/srv/caps/prod"}) == "/srv/caps/prod"
+    assert limits.default_capture({"TOOLPROXY_CAPTURE": "  "}) == "captures/default"
+    assert limits.default_capture({"TOOLPROXY_CAPTURE": " caps/a "}) == "caps/a"

@@ -111,6 +111,20 @@ def test_status_sessions_show(capsys, capture):
     assert code == 2 and "no session or exchange 'nope'" in err
 
 
+def test_toolproxy_capture_names_the_capture_where_none_is_given(capsys, capture, monkeypatch):
+    monkeypatch.setenv("TOOLPROXY_CAPTURE", str(capture))
+    code, out, _ = run(capsys, "sessions")
+    assert code == 0 and "sess-1" in out
+    code, out, _ = run(capsys, "show", "ex-1", "--json")
+    assert code == 0 and json.loads(out.splitlines()[0])["exchange_id"] == "ex-1"
+    code, _, err = run(capsys, "status", "--capture", capture.parent / "elsewhere")
+    assert code == 2 and "elsewhere" in err  # a named capture still wins
+    with pytest.raises(SystemExit):
+        main(["status", "--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert "$TOOLPROXY_CAPTURE, else captures/default" in help_text
+
+
 def test_sql_and_export_and_compact(capsys, capture, tmp_path):
     code, out, _ = run(
         capsys,

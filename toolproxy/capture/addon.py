@@ -29,7 +29,6 @@ from toolproxy.records import MAX_BODY
 
 log = logging.getLogger("toolproxy")
 
-DEFAULT_CAPTURE = "captures/default"
 META = "toolproxy"
 MAX_PENDING_FAILURES = 10_000
 # The error of an exchange still open when mitmproxy stopped (classified connection_reset).
@@ -65,7 +64,11 @@ class ToolproxyAddon:
     def load(self, loader) -> None:  # type: ignore[no-untyped-def]
         lifeline.die_with_parent()  # started by `toolproxy record`: never outlive it
         loader.add_option(
-            "toolproxy_capture", str, DEFAULT_CAPTURE, "Capture directory to record into."
+            "toolproxy_capture",
+            str,
+            limits.default_capture(),
+            f"Capture directory to record into (default: ${limits.CAPTURE_ENV}, else "
+            f"{limits.DEFAULT_CAPTURE}).",
         )
         loader.add_option(
             "toolproxy_flush_interval",

@@ -4,8 +4,19 @@ the value or raises ValueError with the rule in words (the caller names the opti
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
+
+CAPTURE_ENV = "TOOLPROXY_CAPTURE"  # the capture every command and the addon default to
+DEFAULT_CAPTURE = "captures/default"  # without it
 FLUSH_SECONDS = (0.01, 10.0)  # how often the recorder writes its buffered rows
 RETRY_SECONDS = (0.0, 3600.0)  # 0: retries are never told apart from new requests
+
+
+def default_capture(environ: Mapping[str, str] = os.environ) -> str:
+    """The capture directory used where none is named: $TOOLPROXY_CAPTURE (not blank),
+    else `captures/default` (relative to the working directory)."""
+    return environ.get(CAPTURE_ENV, "").strip() or DEFAULT_CAPTURE
 
 
 def seconds(value: str | float, bounds: tuple[float, float]) -> float:

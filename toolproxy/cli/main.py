@@ -11,12 +11,11 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from toolproxy.capture import limits
 from toolproxy.cli import options
 from toolproxy.cli.filters import add_filter_args
 from toolproxy.cli.output import print_rows, render_status
 from toolproxy.cli.version import VersionAction
-
-DEFAULT_CAPTURE = Path("captures/default")
 
 
 def add_capture_arg(p: argparse.ArgumentParser) -> None:
@@ -25,8 +24,8 @@ def add_capture_arg(p: argparse.ArgumentParser) -> None:
         "--capture",
         "-c",
         type=Path,
-        default=DEFAULT_CAPTURE,
-        help=f"capture directory (default: {DEFAULT_CAPTURE})",
+        default=Path(limits.default_capture()),
+        help=f"capture directory (default: ${limits.CAPTURE_ENV}, else {limits.DEFAULT_CAPTURE})",
     )
 
 
