@@ -125,6 +125,26 @@ def test_toolproxy_capture_names_the_capture_where_none_is_given(capsys, capture
     assert "$TOOLPROXY_CAPTURE, else captures/default" in help_text
 
 
+def test_a_missing_capture_nobody_named_says_where_it_came_from(capsys, capture, monkeypatch):
+    monkeypatch.chdir(capture.parent)  # no captures/default here
+    code, _, err = run(capsys, "status")
+    assert code == 2
+    assert err.splitlines()[1] == (
+        "  no --capture given, and the default is captures/default: name one with -c DIR or "
+        "set $TOOLPROXY_CAPTURE"
+    )
+    monkeypatch.setenv("TOOLPROXY_CAPTURE", "gone")
+    code, _, err = run(capsys, "sessions")
+    assert code == 2 and "and $TOOLPROXY_CAPTURE names gone: name one with -c DIR or change" in err
+    code, _, err = run(capsys, "sessions", "-c", "gone")  # named: the error says it all
+    assert code == 2 and len(err.splitlines()) == 1
+    code, _, err = run(capsys, "tui", "gone")
+    assert code == 2 and len(err.splitlines()) == 1
+    monkeypatch.setenv("TOOLPROXY_CAPTURE", str(capture))  # there: another error, no hint
+    code, _, err = run(capsys, "show", "nope")
+    assert code == 2 and len(err.splitlines()) == 1
+
+
 def test_sql_and_export_and_compact(capsys, capture, tmp_path):
     code, out, _ = run(
         capsys,

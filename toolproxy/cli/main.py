@@ -7,7 +7,7 @@ import json
 import os
 import signal
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -18,13 +18,17 @@ from toolproxy.cli.output import print_rows, render_status
 from toolproxy.cli.version import VersionAction
 
 
+class DefaultCapture(Path):
+    """The capture a command uses because none was named (`capture_hint` says so)."""
+
+
 def add_capture_arg(p: argparse.ArgumentParser) -> None:
     """The `--capture/-c` option every command that reads a capture takes."""
     p.add_argument(
         "--capture",
         "-c",
         type=Path,
-        default=Path(limits.default_capture()),
+        default=DefaultCapture(limits.default_capture()),
         help=f"capture directory (default: ${limits.CAPTURE_ENV}, else {limits.DEFAULT_CAPTURE})",
     )
 
@@ -337,6 +341,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         if isinstance(exc, UserError | Failure):
             print(f"toolproxy: {headline(str(exc))}", file=sys.stderr)
+            if (hint := capture_hint(args)) is not None:
+                print(hint, file=sys.stderr)
             return 2 if isinstance(exc, UserError) else 1
         if isinstance(exc, OSError) and exc.strerror:  # a file the user named: one line
             why = "not a directory" if isinstance(exc, FileExistsError) else exc.strerror
@@ -346,6 +352,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         raise
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+def capture_hint(args: argparse.Namespace, environ: Mapping[str, str] = os.environ) -> str | None:
+    """Below an error, where the command's capture came from, when none was named and the
+    one it took is not there (a newcomer in another directory): None otherwise."""
+    capture = getattr(args, "capture", None)
+    if not isinstance(capture, DefaultCapture) or getattr(args, "capture_arg", None):
+        return None
+    if (capture / "capture.duckdb").exists():
+        return None
+    env = f"${limits.CAPTURE_ENV}"
+    if environ.get(limits.CAPTURE_ENV, "").strip():
+        where, fix = f"{env} names {capture}", f"change {env}"
+    else:
+        where, fix = f"the default is {capture}", f"set {env}"
+    return f"  no --capture given, and {where}: name one with -c DIR or {fix}"
 
 
 _TERMINATED: list[int] = []  # a SIGTERM arrived (so the exit code is 143, not 130)
