@@ -213,3 +213,27 @@ def test_results_of_a_chained_responses_request_link_to_the_named_response():
     # the same call in full history links by the conversation; one never seen has no link
     assert t.assign({}, [USER, CALL, RESULT], ANSWER).result_links == [("ex1", 0)]
     assert tracker().assign({}, [USER, CALL, RESULT], ANSWER).result_links == [None]
+
+
+def test_a_legacy_function_result_links_to_the_id_less_call_just_before_it():
+    """The legacy functions API: a `function` message names no call id; it answers the
+    assistant turn's function_call right before it, never an older turn's."""
+    t = tracker()
+    call = Turn(role="assistant", calls=[(None, "get_weather", '{"city":"Paris"}')])
+    result = Turn(role="tool", text="18C")
+    t.assign({}, [USER], call, attempt=at(0, 1))
+    got = t.assign({}, [USER, call, result], ANSWER, attempt=at(2, 3))
+    assert got.result_links == [("x0", 0)]
+    text = Turn(role="assistant", text="Which city?")
+    stray = t.assign({}, [USER, call, result, ANSWER, text, result], ANSWER, attempt=at(4, 5))
+    assert stray.result_links == [("x0", 0), None]
+
+
+def test_id_less_results_answer_the_id_less_calls_in_order():
+    """A lenient server's calls without ids, answered by results without ids, in order."""
+    t = tracker()
+    calls = Turn(role="assistant", calls=[(None, "a", "{}"), ("c2", "b", "{}"), (None, "c", "{}")])
+    first, second, third = (Turn(role="tool", text=x) for x in "123")
+    t.assign({}, [USER], calls, attempt=at(0, 1))
+    got = t.assign({}, [USER, calls, first, second, third], ANSWER, attempt=at(2, 3))
+    assert got.result_links == [("x0", 0), ("x0", 2), None]

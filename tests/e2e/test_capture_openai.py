@@ -262,3 +262,55 @@ def test_non_model_endpoint_is_recorded_unparsed(upstream, proxy, capture):
     clients(proxy.url).models.list()
     ex = wait_rows(capture, "SELECT method, path, wire_format, parse_status FROM exchanges", 1)
     assert ex == [("GET", "/v1/models", "unknown", "unparsed")]
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_legacy_functions_api_is_recorded_as_tools_calls_and_linked_results(
+    upstream, proxy, capture, stream
+):
+    """An agent still on `functions` / `function_call` (the SDK sends them as it always
+    did): the functions are the offered tools, the function_call is the call (no id), and
+    the `function` message sent back is its result, linked to the exchange that made it."""
+    from tests import paths
+
+    name = "chat_stream_function_call.sse" if stream else "chat_response_function_call.json"
+    body = (paths.FIXTURES / "wire" / name).read_text()
+    kind = "text/event-stream" if stream else "application/json"
+    upstream.set_script(
+        Script.of(Reply(raw_body=body, content_type=kind), Reply(text="72 °F."), deterministic=True)
+    )
+    functions = [t["function"] for t in TOOLS]
+    client = clients(proxy.url)
+    asked = [{"role": "user", "content": "Weather in Boston?"}]
+    if stream:
+        with client.chat.completions.with_streaming_response.create(
+            model="m", messages=asked, functions=functions, function_call="auto", stream=True
+        ) as r:
+            got = b"".join(r.iter_bytes()).decode()
+        called = {"name": "get_current_weather", "arguments": '{\n  "location": "Boston, MA"\n}'}
+    else:
+        reply = client.chat.completions.create(
+            model="m", messages=asked, functions=functions, function_call="auto"
+        )
+        got = reply.choices[0].message.model_dump_json()
+        called = reply.choices[0].message.function_call.model_dump()  # type: ignore[union-attr]
+    assert "get_current_weather" in got  # passed through as the upstream said it
+    message = {"role": "assistant", "content": None, "function_call": called}
+    result = {"role": "function", "name": "get_current_weather", "content": '{"temp": 72}'}
+    follow = client.chat.completions.create(
+        model="m", messages=[*asked, message, result], functions=functions
+    )
+    assert follow.choices[0].message.content == "72 °F."
+    ex = wait_rows(capture, "SELECT exchange_id, session_id FROM exchanges ORDER BY started_at", 2)
+    (call,) = rows(capture, "SELECT exchange_id, index, call_id, name, arguments FROM tool_calls")
+    assert call[:4] == (ex[0][0], 0, None, "get_current_weather")
+    assert json.loads(call[4])["location"] == "Boston, MA"
+    offered = rows(capture, "SELECT exchange_id, position, name FROM tools_offered")
+    assert sorted((p, n) for _, p, n in offered) == [
+        (0, "get_weather"), (0, "get_weather"), (1, "get_time"), (1, "get_time")
+    ]  # fmt: skip
+    linked = rows(
+        capture, "SELECT exchange_id, call_id, call_exchange_id, call_index FROM tool_results"
+    )
+    assert linked == [(ex[1][0], None, ex[0][0], 0)]
+    assert ex[0][1] == ex[1][1]  # one session: the reply was sent back

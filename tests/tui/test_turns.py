@@ -12,6 +12,7 @@ from toolproxy.tui.turns import (
     json_lines,
     line_style,
     offered_lines,
+    own_line,
     transcript,
 )
 
@@ -131,3 +132,13 @@ def test_line_styles():
     assert line_style("  ← result (error): boom") == "red"
     assert line_style("  ← result: ok") == "green"
     assert line_style("user: hi") == ""
+
+
+def test_replies_with_calls_and_results_are_not_lines_of_their_own():
+    legacy = {"role": "assistant", "content": None, "function_call": {"name": "f"}}
+    called = {"role": "assistant", "content": None, "tool_calls": [{"id": "c"}]}
+    assert not own_line(legacy) and not own_line(called)
+    assert not own_line({"role": "tool", "content": "1"})
+    assert not own_line({"role": "function", "name": "f", "content": "1"})
+    assert own_line({"role": "assistant", "content": "hi"})
+    assert own_line({"role": "user", "content": "hi"}) and own_line({"content": "no role"})

@@ -442,3 +442,106 @@ def test_stream_character_split_across_deltas_is_rejoined() -> None:
     assert call.arguments == {"e": "🌧"}
     assert response.text == "rain 🌧"
     assert response.text.encode() == "rain 🌧".encode()
+
+
+# ------------------------------------------- the legacy functions API (functions / function_call)
+
+
+LEGACY_FUNCTIONS = [
+    {
+        "name": "get_current_weather",
+        "description": "Get the current weather in a given location",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "location": {"type": "string"},
+                "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]},
+            },
+            "required": ["location"],
+        },
+    },
+    {"name": "get_time"},
+]
+
+
+def test_legacy_functions_are_offered_after_any_tools() -> None:
+    body = {
+        "model": "gpt-3.5-turbo-0613",
+        "messages": [{"role": "user", "content": "Weather in Boston?"}],
+        "functions": LEGACY_FUNCTIONS,
+        "function_call": "auto",
+    }
+    request = parse_request(body)
+    assert [(t.position, t.name, t.kind, t.description) for t in request.tools] == [
+        (0, "get_current_weather", "function", "Get the current weather in a given location"),
+        (1, "get_time", "function", None),
+    ]
+    assert request.tools[0].parameters == LEGACY_FUNCTIONS[0]["parameters"]
+    assert request.tools[1].parameters is None
+    assert request.params == {"function_call": "auto"}  # functions are the tools, not a param
+    both = parse_request({**body, "tools": [{"type": "function", "function": {"name": "t"}}]})
+    assert [(t.position, t.name) for t in both.tools] == [
+        (0, "t"),
+        (1, "get_current_weather"),
+        (2, "get_time"),
+    ]
+
+
+def test_legacy_function_call_response_is_the_tool_call() -> None:
+    body = load("chat_response_function_call.json")
+    response = parse_response(body)
+    (call,) = response.tool_calls
+    raw = body["choices"][0]["message"]["function_call"]["arguments"]
+    assert (call.index, call.call_id, call.name, call.arguments_raw) == (
+        0,
+        None,
+        "get_current_weather",
+        raw,
+    )
+    assert call.arguments == {"location": "Boston, MA", "unit": "fahrenheit"}
+    assert response.finish_reason == "function_call"
+    assert response.reply is not None and response.reply.calls == [
+        (None, "get_current_weather", '{"location":"Boston, MA","unit":"fahrenheit"}')
+    ]
+
+
+def test_legacy_function_call_streamed_is_rejoined() -> None:
+    response, notes = stream((FIXTURES / "chat_stream_function_call.sse").read_bytes())
+    assert (notes, response.complete, response.finish_reason) == ([], True, "function_call")
+    (call,) = response.tool_calls
+    assert (call.index, call.call_id, call.name) == (0, None, "get_current_weather")
+    assert call.arguments_raw == '{\n  "location": "Boston, MA"\n}'
+    assert call.arguments == {"location": "Boston, MA"} and call.parse_error is None
+
+
+def test_legacy_function_call_sent_back_continues_the_reply() -> None:
+    """The agent sends the assistant message back, then the function's result: the turn is
+    the reply it answers (so the session goes on), and the result is a tool turn."""
+    body = load("chat_response_function_call.json")
+    reply = parse_response(body).reply
+    message = body["choices"][0]["message"]
+    result = {"role": "function", "name": "get_current_weather", "content": '{"temp": 72}'}
+    follow_up = parse_request({"messages": [{"role": "user", "content": "hi"}, message, result]})
+    assert follow_up.turns[1] == reply
+    assert follow_up.turns[2] == Turn(role="tool", text='{"temp": 72}', call_id=None)
+    streamed = stream((FIXTURES / "chat_stream_function_call.sse").read_bytes())[0]
+    function = {"name": "get_current_weather", "arguments": streamed.tool_calls[0].arguments_raw}
+    rebuilt = {"role": "assistant", "content": None, "function_call": function}
+    assert parse_request({"messages": [rebuilt]}).turns[0] == streamed.reply
+
+
+def test_legacy_function_call_beside_tool_calls_comes_after_them() -> None:
+    message = {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "a", "arguments": "{}"}}
+        ],
+        "function_call": {"name": "b", "arguments": '{"x": 1}'},
+    }
+    response = parse_response({"choices": [{"index": 0, "message": message}]})
+    assert [(c.index, c.call_id, c.name) for c in response.tool_calls] == [
+        (0, "c1", "a"),
+        (1, None, "b"),
+    ]
+    assert parse_request({"messages": [message]}).turns[0] == response.reply

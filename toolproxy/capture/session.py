@@ -234,20 +234,29 @@ class SessionTracker:
         previous: str | None,
     ) -> ResultLink | None:
         call_id = turns[j].call_id
-        if call_id is None:
-            return None
         for i in range(j - 1, -1, -1):
             ids = [c[0] for c in turns[i].calls] if turns[i].role == "assistant" else []
+            if call_id is None and turns[i].role == "assistant":
+                # naming no call (the legacy functions API), the k-th such result after the
+                # nearest assistant turn answers its k-th call without an id, or nothing
+                k = sum(t.role == "tool" and t.call_id is None for t in turns[i + 1 : j])
+                unnamed = [n for n, known in enumerate(ids) if known is None]
+                return self._made(hashes[i], session, unnamed[k]) if k < len(unnamed) else None
             if call_id in ids:
-                producers = self._after_reply.get(hashes[i], [])
-                mine = [p for p in producers if p.session == session] or producers
-                if not mine:
-                    return None
-                return mine[-1].attempt.exchange_id, ids.index(call_id)
+                return self._made(hashes[i], session, ids.index(call_id))
+        if call_id is None:
+            return None
         chained = self._responses.get(previous, []) if previous else []
         if chained and call_id in chained[-1].calls:
             return chained[-1].attempt.exchange_id, chained[-1].calls.index(call_id)
         return None
+
+    def _made(self, reply: bytes, session: str, index: int) -> ResultLink | None:
+        """The call `index` of the exchange that answered with the turn hashed `reply`
+        (this session's, else any session's latest), or None when none is known."""
+        producers = self._after_reply.get(reply, [])
+        mine = [p for p in producers if p.session == session] or producers
+        return (mine[-1].attempt.exchange_id, index) if mine else None
 
 
 def _other_connection(a: Attempt, b: Attempt) -> bool:

@@ -8,7 +8,9 @@ and `notes` saying what had no Chat equivalent and was dropped.
 Messages
     openai_chat         as sent (deep-copied); `system` is None for this format. A
                         message that is not an object (an agent may send one to a lenient
-                        server) is dropped with a note, as in the other formats.
+                        server) is dropped with a note, as in the other formats. The legacy
+                        functions API's `function_call` and `function` messages become tool
+                        calls and results (`replay.legacy`), with a note.
     openai_responses    `instructions` → a system message; `input` a string → one user
                         message; items: messages (user / assistant / system; developer →
                         system) with their text parts joined by newlines; consecutive
@@ -33,7 +35,8 @@ empty object schema); other kinds (provider built-ins, custom grammar tools) are
 a note.
 
 Params (`KEEP_CHAT` are kept for openai_chat; the other formats are mapped):
-    tool_choice     Anthropic `{"type":"auto"|"any"|"none"}` → "auto" | "required" | "none",
+    tool_choice     Chat's legacy `function_call` (`replay.legacy`); Anthropic
+                    `{"type":"auto"|"any"|"none"}` → "auto" | "required" | "none",
                     `{"type":"tool","name":N}` → `{"type":"function","function":{"name":N}}`,
                     `disable_parallel_tool_use: true` → `parallel_tool_calls: false`;
                     Responses `{"type":"function","name":N}` → the Chat form,
@@ -56,6 +59,8 @@ import json
 from typing import Any
 
 from pydantic import BaseModel, Field
+
+from toolproxy.replay import legacy
 
 KEEP_CHAT = (
     "tool_choice",
@@ -287,6 +292,7 @@ def _params(wire_format: str, params: dict[str, Any], notes: list[str]) -> dict[
     keep: tuple[str, ...]
     if wire_format == "openai_chat":
         keep = KEEP_CHAT
+        legacy.tool_choice(params, notes)
     else:
         keep = ("temperature", "top_p", "parallel_tool_calls")
         if wire_format == "anthropic_messages":
@@ -334,7 +340,7 @@ def to_chat(
     hands `messages` over (decoded for this call alone) and they are used as they are."""
     notes: list[str] = []
     if wire_format == "openai_chat":
-        chat = _chat_messages(messages, owned, notes)
+        chat = legacy.modern_messages(_chat_messages(messages, owned, notes), notes)
     elif wire_format == "openai_responses":
         chat = _responses_messages(messages, notes)
     elif wire_format == "anthropic_messages":

@@ -131,6 +131,16 @@ def _messages(request: dict[str, Any]) -> list[dict[str, Any]]:
     return [m for m in value or [] if isinstance(m, dict)]
 
 
+def own_line(message: dict[str, Any]) -> bool:
+    """Whether a request message is a transcript line of its own: a reply with calls
+    (`tool_calls`, or the legacy `function_call`) is shown in the turn that made it, and a
+    result (`tool`, or legacy `function`) under the call it answered."""
+    role = message.get("role", "?")
+    if role == "assistant" and (message.get("tool_calls") or message.get("function_call")):
+        return False
+    return role not in ("tool", "function")
+
+
 def turn_header(n: int, d: ExchangeDetail) -> str:
     """`── turn 2 · time · model · format · TTFB · latency · tokens · decode tokens/s ──`
     (a figure the exchange lacks is left out)."""
@@ -179,12 +189,8 @@ def turn_lines(
     seen = len(_messages(turns[n - 1].request)) if n else 0
     new = messages[seen:] if len(messages) >= seen else messages
     for m in new:
-        role = m.get("role", "?")
-        if role == "assistant" and m.get("tool_calls"):
-            continue  # the previous turn's reply, shown there
-        if role == "tool":
-            continue  # shown under the call it answered
-        lines.append(f"{role}: {_text(m.get('content'))}")
+        if own_line(m):
+            lines.append(f"{m.get('role', '?')}: {_text(m.get('content'))}")
     lines += offered_lines(d.offered, server_tools, tools_open)
     results = {r.index: r for r in d.results}
     executions = {m.linked_call_id: m for m in d.mcp}

@@ -4,6 +4,11 @@ Only the first choice is recorded: agents ask for one (``n`` defaults to 1), and
 with ``n > 1`` keeps its other choices in the raw body.
 Custom (grammar) tools, ``{"type": "custom", "custom": {"name", "input"}}`` calls, are
 recorded like functions, their free-text input standing as its own parsed value.
+The legacy functions API (before ``tools``, still served and still sent by older agents)
+is read as the same records: ``functions`` are offered tools (after any ``tools``), a
+message's ``function_call`` is a call without an id (after any ``tool_calls``), streamed
+as ``delta.function_call`` pieces; ``function_call`` in the request stays a param, as
+``tool_choice`` does, and role ``function`` results are tool turns.
 """
 
 from __future__ import annotations
@@ -51,6 +56,17 @@ def parse_request(body: JsonObject) -> ParsedRequest:
         spec = as_dict(tool.get(kind))
         name = spec.get("name") or tool.get("name")
         tools.append(offered(position, kind, name, spec.get("description"), spec.get("parameters")))
+    for function in as_list(body.get("functions")):
+        function = as_dict(function)
+        tools.append(
+            offered(
+                len(tools),
+                "function",
+                function.get("name"),
+                function.get("description"),
+                function.get("parameters"),
+            )
+        )
     results = []
     for index, message in enumerate(as_list(messages)):
         message = as_dict(message)
@@ -62,7 +78,7 @@ def parse_request(body: JsonObject) -> ParsedRequest:
         wire_format="openai_chat",
         model=as_str(body.get("model")),
         stream=body.get("stream") is True,
-        params=request_params(body),
+        params={k: v for k, v in request_params(body).items() if k != "functions"},
         messages=messages,
         tools=tools,
         tool_results=results,
@@ -78,7 +94,7 @@ def build_turns(messages: Any) -> list[Turn]:
         role = as_str(message.get("role")) or "user"
         text = join_text(message.get("content"))
         if role == "assistant":
-            calls = [_sent_call_key(call) for call in as_list(message.get("tool_calls"))]
+            calls = [_sent_call_key(call) for call in _message_calls(message)]
             turns.append(Turn(role=role, text=text, calls=calls))
         elif role in ("tool", "function"):
             call_id = as_str(message.get("tool_call_id"))
@@ -86,6 +102,15 @@ def build_turns(messages: Any) -> list[Turn]:
         else:
             turns.append(Turn(role=role, text=text))
     return turns
+
+
+def _message_calls(message: JsonObject) -> list[Any]:
+    """A message's tool calls, its legacy `function_call` (no id) after them."""
+    calls = as_list(message.get("tool_calls"))
+    legacy = message.get("function_call")
+    if isinstance(legacy, dict):
+        calls = [*calls, {"id": None, "type": "function", "function": legacy}]
+    return calls
 
 
 def _sent_call_key(call: Any) -> CallKey:
@@ -104,7 +129,7 @@ def parse_response(body: JsonObject) -> ParsedResponse:
     choice = _first_choice(body.get("choices"))
     message = as_dict(choice.get("message"))
     calls: list[ToolCall] = []
-    for call in as_list(message.get("tool_calls")):
+    for call in _message_calls(message):
         call = as_dict(call)
         custom = call.get("type") == "custom"
         spec = as_dict(call.get("custom" if custom else "function"))
@@ -160,6 +185,7 @@ def parse_stream(stream: DecodedStream) -> tuple[ParsedResponse, list[str]]:
     head: JsonObject = {}
     text: list[str] = []
     calls: dict[int, _CallBuffer] = {}
+    legacy: _CallBuffer | None = None  # the legacy API's one delta.function_call
     finish: str | None = None
     usage: Any = None
     errors: list[str] = []
@@ -176,10 +202,15 @@ def parse_stream(stream: DecodedStream) -> tuple[ParsedResponse, list[str]]:
             text.append(content)
         for piece in as_list(delta.get("tool_calls")):
             _add_call_delta(calls, as_dict(piece))
+        if isinstance(function := delta.get("function_call"), dict):
+            legacy = legacy or _CallBuffer()
+            legacy.add(function)
         finish = as_str(choice.get("finish_reason")) or finish
 
     tool_calls = [calls[i].as_message_call() for i in sorted(calls)]
-    message = {"content": "".join(text), "tool_calls": tool_calls}
+    message: JsonObject = {"content": "".join(text), "tool_calls": tool_calls}
+    if legacy is not None:
+        message["function_call"] = legacy.as_message_call()["function"]
     body = {**head, "choices": [{"message": message, "finish_reason": finish}], "usage": usage}
     response = parse_response(body)
     response.error = "; ".join(errors) or None
@@ -197,6 +228,13 @@ class _CallBuffer:
     kind: str | None = None
     name: str | None = None
     pieces: list[str] = field(default_factory=list)
+
+    def add(self, spec: JsonObject) -> None:
+        """One delta's name (the first kept) and its piece of argument text."""
+        custom = self.kind == "custom"
+        self.name = self.name or as_str(spec.get("name"))
+        if isinstance(more := spec.get("input" if custom else "arguments"), str):
+            self.pieces.append(more)
 
     def as_message_call(self) -> JsonObject:
         """The call as a non-streamed message would carry it."""
@@ -223,11 +261,7 @@ def _add_call_delta(calls: dict[int, _CallBuffer], piece: JsonObject) -> None:
     call = calls.setdefault(index, _CallBuffer())
     call.call_id = call.call_id or call_id
     call.kind = call.kind or as_str(piece.get("type"))
-    custom = call.kind == "custom"
-    spec = as_dict(piece.get("custom" if custom else "function"))
-    call.name = call.name or as_str(spec.get("name"))
-    if isinstance(more := spec.get("input" if custom else "arguments"), str):
-        call.pieces.append(more)
+    call.add(as_dict(piece.get("custom" if call.kind == "custom" else "function")))
 
 
 CODEC = Codec(parse_request, parse_response, parse_stream)
