@@ -27,22 +27,22 @@ def modern_messages(messages: list[dict[str, Any]], notes: list[str]) -> list[di
     """`messages` with legacy calls and results in the `tools` form (changed messages are
     new dicts; the others are the same objects). One note when anything changed."""
     out: list[dict[str, Any]] = []
-    waiting: list[str] = []  # the id made up for the latest assistant message's call
+    waiting: str | None = None  # the id made up for the latest assistant message's call
     changed = 0
     for n, message in enumerate(messages):
         role = message.get("role")
         if role == "assistant":
-            waiting = []
-            legacy = message.get("function_call")
-            if isinstance(legacy, dict):
-                waiting = [f"{PREFIX}{n}"]
-                call = {"id": waiting[0], "type": "function", "function": dict(legacy)}
+            waiting = None
+            called = message.get("function_call")
+            if isinstance(called, dict):
+                waiting = f"{PREFIX}{n}"
+                call = {"id": waiting, "type": "function", "function": dict(called)}
                 message = {k: v for k, v in message.items() if k != "function_call"}
                 message["tool_calls"] = [*_calls(message), call]
                 changed += 1
-        elif role == "function" and "tool_call_id" not in message and waiting:
-            message = {"role": "tool", "tool_call_id": waiting.pop(), "content": _content(message)}
-            changed += 1
+        elif role == "function" and "tool_call_id" not in message and waiting is not None:
+            message = {"role": "tool", "tool_call_id": waiting, "content": _content(message)}
+            waiting, changed = None, changed + 1
         out.append(message)
     if changed:
         notes.append(
