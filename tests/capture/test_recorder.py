@@ -1,5 +1,6 @@
 import time
 
+import toolproxy
 from toolproxy import store
 from toolproxy.capture.recorder import Recorder
 from toolproxy.capture.redact import Redactor
@@ -54,6 +55,9 @@ def test_records_flush_in_batches_and_run_rows(tmp_path):
     runs = rows(capture, 'SELECT event, exchanges, mode FROM proxy_runs ORDER BY "at"')
     assert runs == [("start", 0, "reverse:http://x"), ("stop", 30, "reverse:http://x")]
     assert rec.submitted == 30 and logs == []
+    # which toolproxy recorded it, for a bug report on a capture (`toolproxy --version`)
+    versions = rows(capture, "SELECT DISTINCT toolproxy_version FROM proxy_runs")
+    assert versions == [(toolproxy.__version__,)]
 
 
 def test_an_exchange_that_breaks_processing_is_still_recorded(tmp_path):

@@ -30,7 +30,7 @@ def test_status_for_a_person():
             "last": None,
             "proxies": [{"proxy_id": "p1", "event": "stop", "at": at, "mode": "reverse:x",
                          "exchanges": 7, "parse_failures": 0, "internal_errors": 0,
-                         "recorder": "worker"}],
+                         "recorder": "worker", "toolproxy_version": "0.1.0"}],
             "warnings": ["proxy p1: its recorder worker died"],
         }
     )  # fmt: skip
@@ -44,4 +44,6 @@ def test_status_for_a_person():
     ]
     assert "exchanges   1,234" in text  # the table column is as wide as "tool_calls"
     assert "p1        stop   2026-03-01 12:00:00 UTC" in text
+    assert lines[-4].split()[-2:] == ["worker", "0.1.0"]  # the version that recorded it
+    assert lines[-6].split()[-2:] == ["recorder", "version"]
     assert lines[-2:] == ["warnings:", "  proxy p1: its recorder worker died"]

@@ -151,6 +151,7 @@ def run_row(proxy_id: str, event: str, at: datetime, exchanges: int = 0) -> dict
         "internal_errors": 0,
         "recorder": "worker",
         "worker_lost": 0,
+        "toolproxy_version": "0.1.0",
     }
 
 

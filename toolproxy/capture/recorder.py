@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from toolproxy import __version__
 from toolproxy.capture.link import Linker
 from toolproxy.capture.redact import Redactor
 from toolproxy.capture.rows import Rows, build_rows, fallback_rows
@@ -103,6 +104,7 @@ class Recorder:
             "exchanges": self.exchanges,
             "parse_failures": self.parse_failures,
             "internal_errors": self.internal_errors,
+            "toolproxy_version": __version__,
             **self.run_info,
         }
         return {"proxy_runs": [row]}

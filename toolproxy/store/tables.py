@@ -170,6 +170,7 @@ TABLES: dict[str, dict[str, str]] = {
         "internal_errors": "BIGINT",
         "recorder": "VARCHAR",  # 'worker' | 'in-process'
         "worker_lost": "BIGINT",  # times the worker process died and in-process took over
+        "toolproxy_version": "VARCHAR",  # the toolproxy that recorded (null: before 0.1.0's)
     },
 }
 """Table -> column -> DuckDB type: the one definition of the store's columns."""
