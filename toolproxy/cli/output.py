@@ -46,8 +46,8 @@ def render_status(summary: dict[str, Any]) -> str:
         columns = ["proxy_id", "event", "at", "mode", "exchanges", "parse_failures",
                    "internal_errors", "recorder", "toolproxy_version"]  # fmt: skip
         rows = [[when(p[c]) if c == "at" else p.get(c) for c in columns] for p in proxies]
-        columns[-1] = "version"  # of the toolproxy that recorded
-        lines += ["", "proxies (latest event of each):", format_table(columns, rows)]
+        headers = [*columns[:-1], "version"]  # of the toolproxy that recorded
+        lines += ["", "proxies (latest event of each):", format_table(headers, rows)]
     warnings = summary["warnings"]
     lines += ["", "warnings: none" if not warnings else "warnings:"]
     lines += [f"  {w}" for w in warnings]

@@ -28,8 +28,11 @@ from toolproxy.wire.sse import SseEvent
 JsonObject = dict[str, Any]
 CallKey = tuple[str | None, str | None, str]
 
-# Top-level request keys that get their own ParsedRequest field instead of params.
-_NOT_PARAMS = frozenset({"messages", "input", "system", "tools", "instructions", "model", "stream"})
+# Top-level request keys that get their own ParsedRequest field instead of params
+# (`functions`: Chat's legacy tools, read into `tools`).
+_NOT_PARAMS = frozenset(
+    {"messages", "input", "system", "tools", "functions", "instructions", "model", "stream"}
+)
 # Content part types that carry plain text, across the three formats.
 _TEXT_PARTS = frozenset({"text", "input_text", "output_text"})
 

@@ -50,23 +50,13 @@ def parse_request(body: JsonObject) -> ParsedRequest:
     """A Chat request: messages as sent, system messages left in them (system is None)."""
     messages = body.get("messages")
     tools = []
-    for position, tool in enumerate(as_list(body.get("tools"))):
+    legacy = [{"type": "function", "function": f} for f in as_list(body.get("functions"))]
+    for position, tool in enumerate([*as_list(body.get("tools")), *legacy]):
         tool = as_dict(tool)
         kind = as_str(tool.get("type")) or "function"
         spec = as_dict(tool.get(kind))
         name = spec.get("name") or tool.get("name")
         tools.append(offered(position, kind, name, spec.get("description"), spec.get("parameters")))
-    for function in as_list(body.get("functions")):
-        function = as_dict(function)
-        tools.append(
-            offered(
-                len(tools),
-                "function",
-                function.get("name"),
-                function.get("description"),
-                function.get("parameters"),
-            )
-        )
     results = []
     for index, message in enumerate(as_list(messages)):
         message = as_dict(message)
@@ -78,7 +68,7 @@ def parse_request(body: JsonObject) -> ParsedRequest:
         wire_format="openai_chat",
         model=as_str(body.get("model")),
         stream=body.get("stream") is True,
-        params={k: v for k, v in request_params(body).items() if k != "functions"},
+        params=request_params(body),
         messages=messages,
         tools=tools,
         tool_results=results,
