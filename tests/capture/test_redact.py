@@ -1,4 +1,5 @@
 import json
+from urllib.parse import quote_plus
 
 from toolproxy.capture.redact import MAX_REMEMBERED, REDACTED, Redactor, without
 
@@ -190,3 +191,138 @@ def test_one_known_key_is_taken_out_unless_too_short_to_search_for():
     assert without(f"bad key {KEY_CUT}!", KEY_CUT) == f"bad key {REDACTED}!"
     assert without("no-key sent", "no-key") == "no-key sent"  # the judge's placeholder
     assert without("nothing", None) == "nothing"
+
+
+# --- credentials a request body carries for the provider to use: hosted MCP servers and
+# data sources, in the shapes the APIs document ---------------------------------------------
+
+MCP_KEY = "sk-mcp-SECRET-0123456789"
+OAUTH = "oauth-SECRET-abcdefghij"
+AZURE = "azure-search-SECRET-98765"
+SMITHERY = "smithery-SECRET-13579bdf"
+
+
+def _hosted_mcp_bodies() -> dict[str, dict]:
+    return {
+        # OpenAI Responses: a remote MCP server as a tool, its auth header and OAuth token
+        "responses": {
+            "model": "gpt-5",
+            "input": "roll 2d4",
+            "tools": [
+                {
+                    "type": "mcp",
+                    "server_label": "dice",
+                    "server_url": f"https://mcp.example.com/mcp?api_key={SMITHERY}&profile=p1",
+                    "headers": {"Authorization": f"Bearer {MCP_KEY}", "X-Region": "eu"},
+                    "authorization": OAUTH,
+                    "require_approval": "never",
+                }
+            ],
+        },
+        # Anthropic Messages, MCP connector: the server's token in mcp_servers
+        "anthropic": {
+            "model": "claude-sonnet-4-5",
+            "max_tokens": 1000,
+            "messages": [{"role": "user", "content": "What tools do you have?"}],
+            "mcp_servers": [
+                {
+                    "type": "url",
+                    "url": "https://mcp.example.com/sse",
+                    "name": "example-mcp",
+                    "authorization_token": MCP_KEY,
+                }
+            ],
+        },
+        # Azure OpenAI On Your Data: the search service's key
+        "azure": {
+            "messages": [{"role": "user", "content": "hi"}],
+            "data_sources": [
+                {
+                    "type": "azure_search",
+                    "parameters": {
+                        "endpoint": "https://search.example.net",
+                        "index_name": "docs",
+                        "authentication": {"type": "api_key", "key": AZURE},
+                    },
+                }
+            ],
+        },
+    }
+
+
+def test_credentials_for_hosted_mcp_servers_and_data_sources_are_redacted():
+    r = Redactor.build()
+    bodies = _hosted_mcp_bodies()
+    out = {name: json.loads(r.redact_body(json.dumps(body))) for name, body in bodies.items()}
+    for text in map(json.dumps, out.values()):
+        for secret in (MCP_KEY, OAUTH, AZURE, SMITHERY):
+            assert secret not in text
+    tool = out["responses"]["tools"][0]
+    assert tool["headers"] == {"Authorization": REDACTED, "X-Region": "eu"}
+    assert tool["authorization"] == REDACTED
+    assert tool["server_url"] == f"https://mcp.example.com/mcp?api_key={REDACTED}&profile=p1"
+    assert tool["server_label"] == "dice" and tool["require_approval"] == "never"
+    assert out["anthropic"]["mcp_servers"][0] == {
+        "type": "url",
+        "url": "https://mcp.example.com/sse",
+        "name": "example-mcp",
+        "authorization_token": REDACTED,
+    }
+    assert out["anthropic"]["max_tokens"] == 1000
+    params = out["azure"]["data_sources"][0]["parameters"]
+    assert params["authentication"] == {"type": "api_key", "key": REDACTED}
+    assert params["endpoint"] == "https://search.example.net"
+    # each is remembered: the Responses API echoes its tools back in the response
+    echo = json.dumps({"tools": bodies["responses"]["tools"], "note": AZURE})
+    assert all(s not in (r.scrub(echo) or "") for s in (MCP_KEY, OAUTH, AZURE, SMITHERY))
+
+
+def test_the_conversation_and_tool_schemas_keep_fields_named_like_secrets():
+    # An argument the model passed, a tool result and a schema property are the agent's
+    # data: they are graded, and their text stitches the session, so they stay as sent.
+    r = Redactor.build()
+    body = {
+        "model": "m",
+        "max_completion_tokens": 50,
+        "prompt_cache_key": "cache-abcdefgh",
+        "messages": [
+            {"role": "user", "content": "log me in"},
+            {
+                "role": "assistant",
+                "tool_calls": [
+                    {
+                        "id": "c1",
+                        "type": "function",
+                        "function": {"name": "login", "arguments": '{"password": "pw"}'},
+                    }
+                ],
+            },
+            {"role": "tool", "tool_call_id": "c1", "content": '{"access_token": "t0k3n"}'},
+        ],
+        "tools": [
+            {
+                "type": "function",
+                "function": {
+                    "name": "login",
+                    "parameters": {
+                        "type": "object",
+                        "properties": {"password": {"type": "string", "default": "x"}},
+                    },
+                },
+            }
+        ],
+        "input": [{"type": "function_call_output", "output": {"password": "in-input-1"}}],
+    }
+    text = json.dumps(body)
+    assert r.redact_body(text) == text
+    assert not r.found
+
+
+def test_a_form_body_key_is_scrubbed_from_an_echo_that_spells_it_decoded():
+    r = Redactor.build()
+    key = "sk-form/SECRET+0123456789="
+    body = r.redact_body(f"model=m&api_key={quote_plus(key)}")
+    assert body == f"model=m&api_key={REDACTED}"
+    assert (
+        r.scrub(f"Incorrect API key provided: {key}") == f"Incorrect API key provided: {REDACTED}"
+    )

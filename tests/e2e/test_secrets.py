@@ -223,3 +223,66 @@ def test_a_key_cut_in_half_by_a_cap_leaves_no_half_on_disk(capture, tmp_path, ma
     assert truncated == bool(max_body) and body.endswith("[REDACTED]" if max_body else "y")
     half = CUT_KEY[: len(CUT_KEY) // 2].encode()  # more than the key's public prefix
     assert [p for p in capture.rglob("*") if p.is_file() and half in p.read_bytes()] == []
+
+
+# --- credentials the request body carries for the provider: a hosted MCP server's header,
+# OAuth token and URL key (Responses, whose answer echoes its tools back), the MCP
+# connector's token (Anthropic) -----------------------------------------------------------
+
+MCP_KEY = "sk-mcp-SECRET-0123456789abcdef"
+OAUTH = "oauth-SECRET-ABCDEFGHIJ"
+URL_KEY = "smithery-SECRET-0246813579"
+TOKEN = "mcp-connector-SECRET-97531"
+
+
+def test_credentials_for_hosted_mcp_servers_never_touch_disk(upstream, capture):
+    import httpx
+
+    upstream.set_script(Script.of(Reply(text="fine"), Reply(text="also fine")))
+    spec = ProxySpec(capture=capture, upstream=upstream.url, port=free_port(), flush_interval=0.05)
+    tool = {
+        "type": "mcp",
+        "server_label": "dice",
+        "server_url": f"https://mcp.example.com/mcp?api_key={URL_KEY}&profile=p1",
+        "headers": {"Authorization": f"Bearer {MCP_KEY}"},
+        "authorization": OAUTH,
+        "require_approval": "never",
+    }
+    with RunningProxy(spec) as proxy:
+        client = openai.OpenAI(base_url=f"{proxy.url}/v1", api_key="sk-agent", max_retries=0)
+        answer = client.responses.create(model="m", input="roll 2d4", tools=[tool])
+        # untouched: the agent reads its tools back as it sent them
+        assert answer.tools[0].headers == {"Authorization": f"Bearer {MCP_KEY}"}
+        r = httpx.post(
+            f"{proxy.url}/v1/messages",
+            headers={"x-api-key": "sk-agent", "anthropic-version": "2023-06-01"},
+            json={
+                "model": "claude",
+                "max_tokens": 100,
+                "messages": [{"role": "user", "content": "what tools?"}],
+                "mcp_servers": [
+                    {
+                        "type": "url",
+                        "url": "https://mcp.example.com/sse",
+                        "name": "m",
+                        "authorization_token": TOKEN,
+                    }
+                ],
+            },
+        )
+        assert r.status_code == 200
+        log = proxy.stop()
+    assert_clean(log)
+    secrets = [s.encode() for s in (MCP_KEY, OAUTH, URL_KEY, TOKEN)]
+    leaked = [
+        (p.name, s)
+        for p in capture.rglob("*")
+        if p.is_file()
+        for s in secrets
+        if s in p.read_bytes()
+    ]
+    assert leaked == []
+    (tools,) = store.query(
+        capture, "SELECT request_body FROM exchanges WHERE wire_format = 'openai_responses'"
+    )[1][0]
+    assert '"server_label": "dice"' in tools and "profile=p1" in tools  # the rest is kept

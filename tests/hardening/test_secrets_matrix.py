@@ -38,6 +38,14 @@ ECHOES = [
 BODY = json.loads(REQUEST)
 
 
+def _body(**fields: object) -> bytes:
+    return json.dumps(BODY | fields).encode()
+
+
+def _mcp_tool(**fields: object) -> dict[str, object]:
+    return {"type": "mcp", "server_label": "x", "server_url": "https://mcp.example/mcp"} | fields
+
+
 def locations() -> dict[str, tuple[str, list[tuple[str, str]], bytes]]:
     """name -> (query string, headers, body): the key in exactly one place."""
     ct = ("Content-Type", "application/json")
@@ -47,6 +55,48 @@ def locations() -> dict[str, tuple[str, list[tuple[str, str]], bytes]]:
         "query": (f"&key={quote(KEY, safe='')}", [ct], REQUEST),
         "json_body": ("", [ct], json.dumps(BODY | {"api_key": KEY}).encode()),
         "invalid_json_body": ("", [ct], b'{"api_key": "' + KEY.encode() + b'", "model": '),
+        # credentials the body carries for the provider: a hosted MCP server's header
+        # (Responses), its URL's query, its token (Anthropic), a data source's key (Azure)
+        "hosted_mcp_header": (
+            "",
+            [ct],
+            _body(tools=[_mcp_tool(headers={"Authorization": f"Bearer {KEY}"})]),
+        ),
+        "hosted_mcp_url": (
+            "",
+            [ct],
+            _body(
+                tools=[
+                    _mcp_tool(server_url=f"https://mcp.example/mcp?api_key={quote(KEY, safe='')}")
+                ]
+            ),
+        ),
+        "mcp_servers_token": (
+            "",
+            [ct],
+            _body(
+                mcp_servers=[
+                    {
+                        "type": "url",
+                        "url": "https://mcp.example/sse",
+                        "name": "x",
+                        "authorization_token": KEY,
+                    }
+                ]
+            ),
+        ),
+        "data_source_key": (
+            "",
+            [ct],
+            _body(
+                data_sources=[
+                    {
+                        "type": "azure_search",
+                        "parameters": {"authentication": {"type": "api_key", "key": KEY}},
+                    }
+                ]
+            ),
+        ),
         "form_body": (
             "",
             [("Content-Type", "application/x-www-form-urlencoded")],
@@ -132,17 +182,19 @@ def nasty():
 
 def test_no_key_in_any_file_in_any_encoding(nasty, tmp_path):
     capture = tmp_path / "capture"
-    spec = ProxySpec(capture=capture, upstream=nasty.url, port=free_port(), flush_interval=0.05)
-    proxy = RunningProxy(spec).start()
     sent = 0
-    for query, headers, body in locations().values():
+    # A proxy of its own for each place: a key the redactor met once (in a header, say) is
+    # scrubbed from whatever comes after, which would hide a place that leaks it.
+    for place, (query, headers, body) in locations().items():
+        spec = ProxySpec(capture=capture, upstream=nasty.url, port=free_port(), flush_interval=0.05)
+        proxy = RunningProxy(spec).start()
         for case in ECHOES:
             send(spec.port, case, query, headers, body)
             sent += 1
-    wait_rows(capture, "SELECT exchange_id FROM exchanges", sent)
-    log = proxy.stop()
-    assert_clean(log)
-    (tmp_path / "mitmdump.log").write_text(log)
+        wait_rows(capture, "SELECT exchange_id FROM exchanges", sent)
+        log = proxy.stop()
+        assert_clean(log)
+        (tmp_path / f"mitmdump-{place}.log").write_text(log)
     # The CLI's own outputs: status, sessions, a compaction into Parquet, an export.
     outputs = []
     for args in (

@@ -15,9 +15,10 @@ Three layers, because a key can hide in more than one place:
 
 from __future__ import annotations
 
+import functools
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote, quote_plus, unquote_plus, urlsplit, urlunsplit
@@ -49,6 +50,30 @@ MAX_REMEMBERED = 256
 _SECRET_FIELD = (
     r"[\w-]*(?:api[_-]?key|access[_-]?token|secret|passw(?:or)?d|authorization|credential)[\w-]*"
 )
+# A JSON body's own credentials, for the provider to use: a hosted MCP server's
+# (Responses `tools[].headers` / `.authorization` / `server_url`'s query, Anthropic
+# `mcp_servers[].authorization_token`), a data source's (Azure `data_sources[].parameters
+# .authentication`). A member is one when its name is key-like (`_SECRET_FIELD`, or ends in
+# "token": not `max_tokens`), is a secret header inside a `headers` object, is anything but
+# the `type` of an `authentication` object, or is a secret query parameter of a URL.
+_BODY_SECRET = re.compile(r"(?:" + _SECRET_FIELD + r")|[\w-]*token", re.I)
+_URL_MEMBER = re.compile(r"(?:[\w-]*[_-])?(?:url|uri|endpoint)", re.I)
+# Not walked: the conversation, and the schemas of tools and outputs. They are the agent's
+# data (an argument named `password` is graded as sent), and their text stitches sessions.
+_CONTENT = frozenset({"messages", "input", "instructions", "system", "prompt", "contents"})
+_SCHEMAS = frozenset({"input_schema", "inputSchema", "schema", "json_schema"})
+_DECLARED = _SCHEMAS | {"parameters"}  # in an object with a `name`: a function's schema
+
+
+@functools.lru_cache(maxsize=4096)
+def _member_kind(name: str) -> str | None:
+    """ "secret" or "url" for a JSON member name that holds a credential or a URL (names
+    repeat: `type`, `name`, `description`; each is matched once)."""
+    if _BODY_SECRET.fullmatch(name):
+        return "secret"
+    return "url" if _URL_MEMBER.fullmatch(name) else None
+
+
 _TEXT_SECRETS = (
     re.compile(r'"(?:' + _SECRET_FIELD + r')"\s*:\s*"((?:[^"\\]|\\.)*)"', re.I),
     re.compile(r"(?<![\w-])(?:" + _SECRET_FIELD + r")\s*[=:]\s*([^\s&\"',;}]+)", re.I),
@@ -163,7 +188,56 @@ class Redactor:
         changed = False
         for path in self.json_paths:
             changed |= self._redact_path(value, path)
+        if isinstance(value, dict) and "jsonrpc" not in value:  # MCP's messages are all data
+            changed |= self._redact_members(value, _CONTENT)
         return value, changed
+
+    def _redact_members(self, node: dict[Any, Any], skip: frozenset[str]) -> bool:
+        """Redact the credentials among `node`'s members and inside them (`_member_kind`,
+        `headers`, `authentication`), but for those named in `skip`; each is remembered, so
+        an echo of it is scrubbed too."""
+        changed = False
+        for name, value in node.items():
+            if isinstance(value, str):
+                if value == REDACTED or not isinstance(name, str):
+                    continue
+                kind = _member_kind(name)
+                if kind == "secret":
+                    self._remember(value)
+                    node[name] = REDACTED
+                    changed = True
+                elif kind == "url" and "?" in value:
+                    node[name] = self.redact_url(value)
+                    changed |= node[name] != value
+            elif isinstance(value, dict):
+                if name in skip or not isinstance(name, str):
+                    continue
+                lower = name.lower()
+                if lower == "headers" or lower.endswith("_headers"):
+                    changed |= self._redact_all(value, self.is_secret_header)
+                elif lower in ("authentication", "credentials"):
+                    changed |= self._redact_all(value, lambda field_: field_ != "type")
+                else:  # a function's `parameters` are its schema
+                    changed |= self._redact_members(
+                        value, _DECLARED if "name" in value else _SCHEMAS
+                    )
+            elif isinstance(value, list) and name not in skip:
+                for item in value:
+                    if isinstance(item, dict):
+                        changed |= self._redact_members(
+                            item, _DECLARED if "name" in item else _SCHEMAS
+                        )
+        return changed
+
+    def _redact_all(self, node: dict[Any, Any], secret: Callable[[str], bool]) -> bool:
+        """Redact each string member of `node` whose name is `secret`."""
+        changed = False
+        for name, value in node.items():
+            if isinstance(value, str) and value != REDACTED and secret(str(name)):
+                self._remember(value)
+                node[name] = REDACTED
+                changed = True
+        return changed
 
     def _redact_path(self, node: Any, path: tuple[str, ...]) -> bool:
         if not path:
@@ -237,7 +311,9 @@ class Redactor:
         for pattern in _TEXT_SECRETS:
             for match in pattern.finditer(text):
                 if match.group(1) != REDACTED:
+                    # a form body sends it URL-encoded; an echo may spell it decoded
                     self._remember(match.group(1))
+                    self._remember(unquote_plus(match.group(1)))
         return self.scrub(text) or text
 
     def redact_bytes(self, data: bytes) -> bytes:
