@@ -54,6 +54,11 @@ class ToolOffered(BaseModel):
     description: str | None = Field(default=None, description="tool description")
     parameters: Any = Field(default=None, description="JSON Schema of the arguments")
     schema_hash: str = Field(description="schema_hash(parameters)")
+    mcp_server: str | None = Field(
+        default=None,
+        description="the MCP server the provider runs it on (kind 'mcp': the server itself,"
+        " 'mcp_tool': one of its tools, as the provider listed it); null: not hosted",
+    )
 
 
 class ToolCall(BaseModel):
@@ -70,6 +75,11 @@ class ToolCall(BaseModel):
     arguments: Any = Field(default=None, description="parsed arguments, when they parse")
     parse_error: str | None = Field(
         default=None, description="why arguments_raw did not parse as JSON, else null"
+    )
+    mcp_server: str | None = Field(
+        default=None,
+        description="the MCP server the provider ran it on for the model (Responses'"
+        " server_label, Anthropic's server_name); null: a call the agent runs",
     )
 
 
@@ -139,6 +149,11 @@ class ParsedResponse(BaseModel):
     model: str | None = None
     text: str | None = Field(default=None, description="assistant text, parts joined")
     tool_calls: list[ToolCall] = Field(default_factory=list)
+    tools: list[ToolOffered] = Field(
+        default_factory=list,
+        description="tools the answer lists for the model: a hosted MCP server's (Responses"
+        " `mcp_list_tools`), kind 'mcp_tool'",
+    )
     finish_reason: str | None = None
     usage: Usage = Field(default_factory=Usage)
     complete: bool = Field(

@@ -360,3 +360,43 @@ def test_a_client_hanging_up_after_done_is_not_an_error():
     assert (cut.parse_status, cut.error_kind) == ("partial", "connection_reset")
     plain, _ = build(raw(**hung_up))
     assert (plain.parse_status, plain.error_kind) == ("partial", "connection_reset")
+
+
+def test_the_tools_a_hosted_mcp_server_listed_are_offered_and_its_calls_name_it():
+    from tests import paths
+
+    answer = json.loads((paths.FIXTURES / "wire" / "responses_response_mcp.json").read_text())
+    tool = answer["tools"][0]
+    # the request already holds one of the listed tools (sent back): it is not offered twice
+    held = {
+        "type": "mcp_list_tools",
+        "server_label": "deepwiki",
+        "tools": answer["output"][0]["tools"][:1],
+    }
+    request = {
+        "model": "gpt-4.1",
+        "tools": [tool],
+        "input": [held, {"role": "user", "content": "q"}],
+    }
+    _, rows = build_rows(
+        raw(
+            path="/v1/responses",
+            request_body=json.dumps(request).encode(),
+            response_body=json.dumps(answer).encode(),
+        ),
+        "p1",
+        Redactor.build(),
+        SessionTracker(),
+    )
+    offered = [
+        (t["position"], t["name"], t["kind"], t["mcp_server"]) for t in rows["tools_offered"]
+    ]
+    assert offered == [
+        (0, "deepwiki", "mcp", "deepwiki"),
+        (1, "read_wiki_structure", "mcp_tool", "deepwiki"),
+        (2, "ask_question", "mcp_tool", "deepwiki"),
+    ]
+    assert rows["tools_offered"][2]["parameters"]["required"] == ["repoName", "question"]
+    ((name, server),) = [(c["name"], c["mcp_server"]) for c in rows["tool_calls"]]
+    assert (name, server) == ("ask_question", "deepwiki")
+    assert rows["exchanges"][0]["finish_reason"] == "completed"

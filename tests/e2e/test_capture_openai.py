@@ -314,3 +314,74 @@ def test_legacy_functions_api_is_recorded_as_tools_calls_and_linked_results(
     )
     assert linked == [(ex[1][0], None, ex[0][0], 0)]
     assert ex[0][1] == ex[1][1]  # one session: the reply was sent back
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_hosted_mcp_calls_are_recorded_and_graded_against_the_listed_schemas(
+    upstream, proxy, capture, tmp_path, capsys, stream
+):
+    """A Responses agent with a remote MCP server as a tool: the provider lists the
+    server's tools and runs the model's calls. Both are the model's doing: the calls are
+    recorded (with the server), the listed tools are the offered schemas, and a call the
+    server would refuse (an argument left out) is graded so."""
+    from tests import paths
+    from toolproxy.cli.main import main
+
+    name = "responses_stream_mcp.sse" if stream else "responses_response_mcp.json"
+    first = (paths.FIXTURES / "wire" / name).read_text()
+    second = json.loads((paths.FIXTURES / "wire" / "responses_response_mcp.json").read_text())
+    call = second["output"][1] | {"id": "mcp_2", "arguments": '{"repoName": "openai/codex"}'}
+    second["output"] = [call, second["output"][2]]  # listed already: not listed again
+    kind = "text/event-stream" if stream else "application/json"
+    upstream.set_script(
+        Script.of(
+            Reply(raw_body=first, content_type=kind),
+            Reply(raw_body=json.dumps(second), content_type="application/json"),
+            deterministic=True,
+        )
+    )
+    tool = {"type": "mcp", "server_label": "deepwiki", "server_url": "https://mcp.deepwiki.com/mcp",
+            "require_approval": "never"}  # fmt: skip
+    client = clients(proxy.url)
+    asked = [{"role": "user", "content": "Which transports does MCP support?"}]
+    if stream:
+        with client.responses.create(model="gpt-4.1", input=asked, tools=[tool], stream=True) as s:
+            output = [e.response for e in s if e.type == "response.completed"][0].output
+    else:
+        output = client.responses.create(model="gpt-4.1", input=asked, tools=[tool]).output
+    assert [item.type for item in output] == ["mcp_list_tools", "mcp_call", "message"]
+    sent_back = [item.model_dump(exclude_none=True) for item in output]
+    again = [*asked, *sent_back, {"role": "user", "content": "And in openai/codex?"}]
+    client.responses.create(model="gpt-4.1", input=again, tools=[tool])
+    ex = wait_rows(capture, "SELECT exchange_id, session_id FROM exchanges ORDER BY started_at", 2)
+    assert ex[0][1] == ex[1][1]  # one session: the reply came back in the input
+    calls = rows(
+        capture, "SELECT exchange_id, call_id, name, mcp_server FROM tool_calls ORDER BY started_at"
+    )
+    first_id = "mcp_682d437d90a88191bf88cd03aae0c3e503937d5f622d7a90"
+    assert calls == [
+        (ex[0][0], first_id, "ask_question", "deepwiki"),
+        (ex[1][0], "mcp_2", "ask_question", "deepwiki"),
+    ]
+    for exchange_id, _ in ex:
+        offered = rows(
+            capture,
+            "SELECT name, kind, mcp_server, parameters IS NOT NULL FROM tools_offered"
+            " WHERE exchange_id = ? ORDER BY position",
+            [exchange_id],
+        )
+        assert offered == [
+            ("deepwiki", "mcp", "deepwiki", False),
+            ("read_wiki_structure", "mcp_tool", "deepwiki", True),
+            ("ask_question", "mcp_tool", "deepwiki", True),
+        ]
+    cases = tmp_path / "cases.yaml"
+    assert main(["label", "-c", str(capture), "--out", str(cases)]) == 0
+    capsys.readouterr()
+    assert main(["grade", str(cases), "-c", str(capture), "--run", "mcp", "--json"]) == 0
+    graded = json.loads(capsys.readouterr().out)
+    grades = graded["grades"] if isinstance(graded, dict) else graded
+    assert sorted((g["passed"], g["label"]) for g in grades) == [
+        (False, "missing_required"),
+        (True, None),
+    ]

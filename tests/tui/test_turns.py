@@ -108,6 +108,13 @@ def test_the_servers_real_schema_wins_over_the_offered_copy():
     assert "      ✗ $.city: 3 is not of type 'string'" in lines
 
 
+def test_a_call_the_provider_ran_on_a_hosted_mcp_server_says_so():
+    hosted = CallRow("x", "s", 0, "mcp_1", "order", '{"city": 3}', {"city": 3}, None, "shop")
+    lines = call_lines(hosted, [offered()], [])
+    assert lines[0] == "→ call order · run by the provider on MCP server shop"
+    assert "      ✗ $.city: 3 is not of type 'string'" in lines
+
+
 def test_offered_tools_mark_drift_and_open_to_their_schemas():
     copy = {"type": "object", "properties": {"city": {"type": "integer"}}}
     tools = [offered(schema=copy), offered(name="other", schema={"type": "object"})]

@@ -353,3 +353,51 @@ def test_reply_round_trip_plain() -> None:
 def test_reply_round_trip_streamed() -> None:
     reply = stream((FIXTURES / "anthropic_stream.sse").read_bytes())[0].reply
     assert parse_request(load("anthropic_request.json")).turns[2] == reply
+
+
+# ------------------------------------------------------------------ the MCP connector
+
+
+def test_mcp_connector_calls_are_the_models_with_their_server() -> None:
+    body = load("anthropic_response_mcp.json")
+    response = parse_response(body)
+    (call,) = response.tool_calls
+    assert (call.call_id, call.name, call.mcp_server) == (
+        "mcptoolu_014Q35RayjACSWkSj4X2yov1",
+        "echo",
+        "example-mcp",
+    )
+    assert call.arguments == {"param1": "value1", "param2": "value2"}
+    # the result the provider got is neither text nor a call
+    assert response.text == "I'll echo that for you.\nThe server said: Hello"
+    streamed, notes = stream((FIXTURES / "anthropic_stream_mcp.sse").read_bytes())
+    assert notes == [] and streamed.text == response.text
+    assert [(c.call_id, c.name, c.arguments, c.mcp_server) for c in streamed.tool_calls] == [
+        (call.call_id, call.name, call.arguments, call.mcp_server)
+    ]
+
+
+def test_mcp_servers_are_offered_and_the_reply_comes_back_as_its_turn() -> None:
+    body = load("anthropic_response_mcp.json")
+    request = parse_request(
+        {
+            "model": "claude-sonnet-4-5",
+            "max_tokens": 1000,
+            "tools": [{"name": "f", "input_schema": {"type": "object"}}],
+            "mcp_servers": [
+                {"type": "url", "url": "https://mcp.example.com/sse", "name": "example-mcp"}
+            ],
+            "messages": [
+                {"role": "user", "content": "echo it"},
+                {"role": "assistant", "content": body["content"]},
+                {"role": "user", "content": "thanks"},
+            ],
+        }
+    )
+    tools = [(t.position, t.name, t.kind, t.mcp_server, t.parameters) for t in request.tools]
+    assert tools == [
+        (0, "f", "function", None, {"type": "object"}),
+        (1, "example-mcp", "mcp", "example-mcp", None),
+    ]
+    assert request.tool_results == []
+    assert request.turns[1] == parse_response(body).reply

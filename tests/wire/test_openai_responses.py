@@ -369,3 +369,116 @@ def test_reply_round_trip_custom_and_malformed() -> None:
     ]
     reply = parse_response({"status": "completed", "output": output}).reply
     assert parse_request({"input": output}).turns == [reply]
+
+
+# ------------------------------------------------------------------ hosted MCP servers
+
+MCP_CALL = "mcp_682d437d90a88191bf88cd03aae0c3e503937d5f622d7a90"
+
+
+def test_response_hosted_mcp_call_and_the_tools_the_provider_listed() -> None:
+    body = load("responses_response_mcp.json")
+    response = parse_response(body)
+    (call,) = response.tool_calls
+    assert (call.index, call.call_id, call.name, call.mcp_server) == (
+        0,
+        MCP_CALL,
+        "ask_question",
+        "deepwiki",
+    )
+    assert call.arguments["repoName"] == "modelcontextprotocol/modelcontextprotocol"
+    assert call.parse_error is None
+    # the provider ran it: nothing is left for the agent to run
+    assert response.finish_reason == "completed"
+    assert response.text == "It supports two transports: stdio and Streamable HTTP."
+    listed = [(t.position, t.name, t.kind, t.mcp_server) for t in response.tools]
+    assert listed == [
+        (0, "read_wiki_structure", "mcp_tool", "deepwiki"),
+        (1, "ask_question", "mcp_tool", "deepwiki"),
+    ]
+    schema = body["output"][0]["tools"][1]["input_schema"]
+    assert response.tools[1].parameters == schema
+    assert response.tools[1].description == "Ask any question about a GitHub repository"
+
+
+def test_an_approval_request_is_the_call_and_the_approved_run_is_not_a_second() -> None:
+    held = {
+        "id": "mcpr_682d498e3bd4819196a0ce1664f8e77b04ad1e533afccbfa",
+        "type": "mcp_approval_request",
+        "arguments": '{"repoName":"a/b","question":"q"}',
+        "name": "ask_question",
+        "server_label": "deepwiki",
+    }
+    first = parse_response({"status": "completed", "output": [held]})
+    assert [(c.call_id, c.name, c.mcp_server) for c in first.tool_calls] == [
+        (held["id"], "ask_question", "deepwiki")
+    ]
+    run = {
+        "id": "mcp_1",
+        "type": "mcp_call",
+        "approval_request_id": held["id"],
+        "arguments": held["arguments"],
+        "name": "ask_question",
+        "output": "an answer",
+        "server_label": "deepwiki",
+    }
+    message = {
+        "type": "message",
+        "role": "assistant",
+        "content": [{"type": "output_text", "text": "ok"}],
+    }
+    second = parse_response({"status": "completed", "output": [run, message]})
+    assert second.tool_calls == [] and second.text == "ok"
+    # the agent sends it all back: its turns are the two replies, in order
+    approval = {"type": "mcp_approval_response", "approve": True, "approval_request_id": held["id"]}
+    turns = parse_request({"input": [held, approval, run, message]}).turns
+    assert turns == [first.reply, second.reply]
+
+
+def test_request_hosted_mcp_tool_and_the_listing_sent_back() -> None:
+    body = load("responses_response_mcp.json")
+    request = parse_request(
+        {
+            "model": "gpt-4.1",
+            "tools": [
+                {"type": "function", "name": "f", "parameters": {"type": "object"}},
+                *body["tools"],
+            ],
+            "input": [{"role": "user", "content": "which transports?"}, *body["output"]],
+        }
+    )
+    tools = [(t.position, t.name, t.kind, t.mcp_server) for t in request.tools]
+    assert tools == [
+        (0, "f", "function", None),
+        (1, "deepwiki", "mcp", "deepwiki"),
+        (2, "read_wiki_structure", "mcp_tool", "deepwiki"),
+        (3, "ask_question", "mcp_tool", "deepwiki"),
+    ]
+    assert request.tools[1].parameters is None and request.tools[3].parameters is not None
+    assert request.tool_results == []  # the provider's result is not the agent's
+    assert request.turns[1] == parse_response(body).reply
+
+
+def test_stream_hosted_mcp_matches_plain_and_rebuilds_from_deltas() -> None:
+    plain = parse_response(load("responses_response_mcp.json"))
+    streamed, notes = stream((FIXTURES / "responses_stream_mcp.sse").read_bytes())
+    assert notes == [] and streamed.complete
+    assert essentials(streamed) == essentials(plain)
+    assert streamed.tool_calls == plain.tool_calls and streamed.tools == plain.tools
+    # a terminal event with no output: the items are rebuilt from the events
+    events = fixture_events("responses_stream_mcp.sse")
+    events[-1]["response"] = {**events[-1]["response"], "output": []}
+    rebuilt, _ = stream(sse(*events))
+    assert rebuilt.tool_calls == plain.tool_calls and rebuilt.tools == plain.tools
+    # and from the argument deltas alone, with no output_item.done for the call
+    bare = [
+        e
+        for e in events
+        if not (e["type"] == "response.output_item.done" and e["output_index"] == 1)
+    ]
+    (call,) = stream(sse(*bare))[0].tool_calls
+    assert (call.call_id, call.arguments, call.mcp_server) == (
+        MCP_CALL,
+        plain.tool_calls[0].arguments,
+        "deepwiki",
+    )

@@ -14,7 +14,14 @@ from toolproxy.capture.link import Linker
 from toolproxy.capture.redact import Redactor
 from toolproxy.capture.session import Attempt, ResultLink, SessionTracker
 from toolproxy.capture.tap import RawExchange
-from toolproxy.records import Exchange, ParsedRequest, ParsedResponse, ToolResult, WireResult
+from toolproxy.records import (
+    Exchange,
+    ParsedRequest,
+    ParsedResponse,
+    ToolOffered,
+    ToolResult,
+    WireResult,
+)
 from toolproxy.store.segments import child_rows
 from toolproxy.wire.body import body_text, one_encoding
 from toolproxy.wire.sse import event_ends
@@ -127,6 +134,18 @@ def _header(headers: list[tuple[str, str]], name: str) -> str | None:
         if k.lower() == name:
             return v
     return None
+
+
+def offered_tools(req: ParsedRequest | None, resp: ParsedResponse | None) -> list[ToolOffered]:
+    """The tools the model had: the request's, then those its answer listed (a hosted MCP
+    server's, met for the first time) that the request did not already hold, numbered on."""
+    tools = list(req.tools) if req else []
+    held = {(tool.mcp_server, tool.name) for tool in tools}
+    for tool in resp.tools if resp else []:
+        if (tool.mcp_server, tool.name) not in held:
+            held.add((tool.mcp_server, tool.name))
+            tools.append(tool.model_copy(update={"position": len(tools)}))
+    return tools
 
 
 def link_results(results: list[ToolResult], links: list[ResultLink | None]) -> None:
@@ -282,7 +301,7 @@ def build_rows(
     )
     rows: Rows = {
         "exchanges": [exchange.model_dump(mode="json")],
-        "tools_offered": child_rows(exchange, req.tools if req else []),
+        "tools_offered": child_rows(exchange, offered_tools(req, resp)),
         "tool_calls": child_rows(exchange, resp.tool_calls if resp else []),
         "tool_results": child_rows(exchange, req.tool_results if req else []),
         "mcp_messages": child_rows(exchange, result.mcp),

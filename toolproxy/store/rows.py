@@ -76,6 +76,7 @@ class CallRow:
     arguments_raw: str | None
     arguments: Any
     parse_error: str | None
+    mcp_server: str | None = None  # the hosted MCP server the provider ran it on
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)

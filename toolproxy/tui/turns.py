@@ -58,7 +58,8 @@ def call_lines(
     """A call, its arguments and each violation under its field."""
     resolved = resolve_schema(call.name, offered, server_tools)
     where = {"mcp_server": f" · schema of MCP server {resolved.server}", "offered": ""}
-    lines = [f"→ call {call.name}{where.get(resolved.source, ' · no schema to check')}"]
+    hosted = f" · run by the provider on MCP server {call.mcp_server}" if call.mcp_server else ""
+    lines = [f"→ call {call.name}{hosted}{where.get(resolved.source, ' · no schema to check')}"]
     if call.parse_error is not None or not isinstance(call.arguments, dict | list):
         lines.append(f"{INDENT}{call.arguments_raw or ''}")
         if call.parse_error:

@@ -10,7 +10,11 @@ Usage is normalised to OpenAI's meaning: input_tokens counts the whole prompt, i
 Anthropic's ``input_tokens + cache_read_input_tokens + cache_creation_input_tokens``, and
 cached_input_tokens is ``cache_read_input_tokens``. finish_reason is the raw stop_reason.
 Thinking and server-tool blocks (server_tool_use, web_search_tool_result) are not the
-agent's text or calls and are skipped on both the request and the response side.
+agent's text or calls and are skipped on both the request and the response side. The MCP
+connector's calls (`mcp_tool_use`: the provider runs them on a server of the request's
+`mcp_servers`) are the model's calls, recorded with the block's `server_name` as
+`mcp_server`; each of `mcp_servers` is an offered tool of kind `mcp`. Their results
+(`mcp_tool_result`) stay in the bodies: they are not the agent's.
 """
 
 from __future__ import annotations
@@ -45,6 +49,13 @@ from toolproxy.wire.common import (
     text_parts,
 )
 
+_CALLS = ("tool_use", "mcp_tool_use")  # the agent's to run, the MCP connector's
+
+
+def _server(block: JsonObject) -> Any:
+    """The MCP server a hosted call ran on (None: the agent's call)."""
+    return block.get("server_name") if block.get("type") == "mcp_tool_use" else None
+
 
 def parse_request(body: JsonObject) -> ParsedRequest:
     """A Messages request: `system` (string or text blocks) is the first turn."""
@@ -61,6 +72,9 @@ def parse_request(body: JsonObject) -> ParsedRequest:
                 position, kind, tool.get("name"), tool.get("description"), tool.get("input_schema")
             )
         )
+    for server in map(as_dict, as_list(body.get("mcp_servers"))):
+        name = server.get("name")
+        tools.append(offered(len(tools), "mcp", name, None, None, mcp_server=name))
     results = []
     for index, message in enumerate(as_list(messages)):
         for block in _blocks(as_dict(message).get("content")):
@@ -105,7 +119,7 @@ def build_turns(system: str | None, messages: Any) -> list[Turn]:
             calls = [
                 (as_str(b.get("id")), as_str(b.get("name")), canonical_json(b.get("input", {})))
                 for b in _blocks(content)
-                if b.get("type") == "tool_use"
+                if b.get("type") in _CALLS
             ]
             turns.append(Turn(role=role, text=join_text(content), calls=calls))
             continue
@@ -136,9 +150,11 @@ def parse_response(body: JsonObject) -> ParsedResponse:
     for block in _blocks(body.get("content")):
         if block.get("type") == "text":
             texts.append(as_str(block.get("text")) or "")
-        elif block.get("type") == "tool_use":
-            value = block.get("input", {})
-            calls.append(make_call(len(calls), block.get("id"), block.get("name"), value))
+        elif block.get("type") in _CALLS:
+            value, server = block.get("input", {}), _server(block)
+            calls.append(
+                make_call(len(calls), block.get("id"), block.get("name"), value, mcp_server=server)
+            )
     return _assemble(body, texts, calls, body.get("usage"), error_message(body))
 
 
@@ -217,15 +233,17 @@ def parse_stream(stream: DecodedStream) -> tuple[ParsedResponse, list[str]]:
         block, joined = blocks[index], "".join(pieces[index])
         if block.get("type") == "text":
             texts.append((as_str(block.get("text")) or "") + joined)
-        elif block.get("type") == "tool_use":
-            call_id, name = block.get("id"), block.get("name")
+        elif block.get("type") in _CALLS:
+            call_id, name, server = block.get("id"), block.get("name"), _server(block)
             if joined.strip():
-                calls.append(make_call(len(calls), call_id, name, joined))
+                calls.append(make_call(len(calls), call_id, name, joined, mcp_server=server))
             else:
                 # No partial_json text: the input is what content_block_start said ({}).
                 start = block.get("input", {})
                 raw = joined if start == {} else start
-                calls.append(make_call(len(calls), call_id, name, raw, value=start))
+                calls.append(
+                    make_call(len(calls), call_id, name, raw, value=start, mcp_server=server)
+                )
     response = _assemble(message, texts, calls, usage, "; ".join(errors) or None)
     response.complete = stopped
     notes = [] if stopped else ["stream ended before message_stop"]

@@ -200,9 +200,21 @@ def request_params(body: JsonObject) -> dict[str, Any]:
     return {k: v for k, v in body.items() if k not in _NOT_PARAMS}
 
 
-def offered(position: int, kind: str, name: Any, description: Any, parameters: Any) -> ToolOffered:
-    """A ToolOffered; non-function tools keep no parameters (they have no JSON Schema)."""
-    if kind != "function":
+# kinds of offered tool whose arguments a JSON Schema describes
+SCHEMA_KINDS = ("function", "mcp_tool")
+
+
+def offered(
+    position: int,
+    kind: str,
+    name: Any,
+    description: Any,
+    parameters: Any,
+    mcp_server: Any = None,
+) -> ToolOffered:
+    """A ToolOffered; tools of other kinds than `SCHEMA_KINDS` keep no parameters (they
+    have no JSON Schema)."""
+    if kind not in SCHEMA_KINDS:
         parameters = None
     return ToolOffered(
         position=position,
@@ -211,6 +223,7 @@ def offered(position: int, kind: str, name: Any, description: Any, parameters: A
         description=as_str(description),
         parameters=parameters,
         schema_hash=schema_hash(parameters),
+        mcp_server=as_str(mcp_server),
     )
 
 
@@ -225,6 +238,7 @@ def make_call(
     *,
     value: Any = _UNSET,
     free_text: bool = False,
+    mcp_server: Any = None,
 ) -> ToolCall:
     """A ToolCall from what the wire said.
 
@@ -232,6 +246,7 @@ def make_call(
     `input`, or a non-conforming server), it is re-serialised compactly and used as is.
     `value` gives already-known parsed arguments. `free_text` marks custom (grammar) tools,
     whose input is plain text: it is its own parsed value and never a parse error.
+    `mcp_server`: the MCP server the provider ran it on (a hosted call).
     """
     if not isinstance(raw, str):
         value, raw = raw, json.dumps(raw, separators=(",", ":"), ensure_ascii=False)
@@ -248,6 +263,7 @@ def make_call(
         arguments_raw=raw,
         arguments=value,
         parse_error=error,
+        mcp_server=as_str(mcp_server),
     )
 
 

@@ -1,8 +1,15 @@
 """OpenAI Responses (``POST .../responses``), streamed or not.
 
 Tool calls are ``function_call`` items and, for custom (grammar) tools, ``custom_tool_call``
-items whose free-text ``input`` stands as its own parsed value. Built-in tools run by the
-provider (web_search_call, mcp_call, ...) are not the agent's calls and are not recorded.
+items whose free-text ``input`` stands as its own parsed value. A hosted MCP server's calls
+(an ``mcp`` tool: the provider runs them) are the model's calls too, recorded with the
+server's label as ``mcp_server``: ``mcp_call`` items, and ``mcp_approval_request`` items (the
+call chosen, held for the agent's approval; the ``mcp_call`` that runs it once approved names
+its ``approval_request_id`` and is not a second call). The tools such a server has, as the
+provider listed them to the model (``mcp_list_tools``, in the answer or sent back in
+``input``), are offered tools of kind ``mcp_tool`` with their input schemas. The results the
+provider got stay in the bodies (they are not the agent's). Other built-in tools
+(web_search_call, ...) are not the agent's calls and are not recorded.
 
 finish_reason, since Responses has none: ``tool_calls`` when a completed response holds
 function calls, else the status (``completed``, ``failed``, ``cancelled``), or
@@ -17,6 +24,7 @@ from toolproxy.records import (
     ParsedRequest,
     ParsedResponse,
     ToolCall,
+    ToolOffered,
     ToolResult,
     Turn,
     Usage,
@@ -43,11 +51,13 @@ from toolproxy.wire.common import (
 )
 
 _CALLS = ("function_call", "custom_tool_call")
+_HOSTED = ("mcp_call", "mcp_approval_request")  # a hosted MCP server's (`hosted_call`)
 _RESULTS = ("function_call_output", "custom_tool_call_output")
 _TERMINAL = ("response.completed", "response.incomplete", "response.failed")
 # Stream events "<prefix>.delta" / "<prefix>.done" and the item field they build.
 _DELTA_FIELDS = {
     "response.function_call_arguments": "arguments",
+    "response.mcp_call_arguments": "arguments",
     "response.custom_tool_call_input": "input",
     "response.output_text": "text",
 }
@@ -61,11 +71,15 @@ def parse_request(body: JsonObject) -> ParsedRequest:
         tool = as_dict(tool)
         kind = as_str(tool.get("type")) or "function"
         name = tool.get("name") or tool.get("server_label")
-        tools.append(offered(position, kind, name, tool.get("description"), tool.get("parameters")))
+        server = tool.get("server_label") if kind == "mcp" else None
+        parameters = tool.get("parameters")
+        tools.append(offered(position, kind, name, tool.get("description"), parameters, server))
     results = []
     for index, item in enumerate(as_list(items)):
         item = as_dict(item)
-        if item.get("type") in _RESULTS:
+        if item.get("type") == "mcp_list_tools":
+            tools += listed_tools(item, len(tools))
+        elif item.get("type") in _RESULTS:
             results.append(
                 ToolResult(
                     message_index=index,
@@ -88,11 +102,36 @@ def parse_request(body: JsonObject) -> ParsedRequest:
     )
 
 
+def hosted_call(item: JsonObject) -> bool:
+    """Whether an output or input item is a hosted MCP server's call the model made (not
+    the `mcp_call` that runs an approved request: that one was the request)."""
+    return item.get("type") in _HOSTED and not item.get("approval_request_id")
+
+
+def listed_tools(item: JsonObject, start: int) -> list[ToolOffered]:
+    """The tools of an `mcp_list_tools` item, as offered tools numbered from `start`."""
+    server = item.get("server_label")
+    tools = [as_dict(tool) for tool in as_list(item.get("tools"))]
+    return [
+        offered(
+            start + i,
+            "mcp_tool",
+            tool.get("name"),
+            tool.get("description"),
+            tool.get("input_schema"),
+            server,
+        )
+        for i, tool in enumerate(tools)
+    ]
+
+
 def build_turns(instructions: str | None, items: Any) -> list[Turn]:
     """Turns of an input: instructions first (as 'system'), a string input is one user turn.
 
-    Consecutive assistant `message` and call items make one assistant turn, the shape a
-    response's output has; `reasoning` and provider-side items neither count nor split it.
+    Consecutive assistant `message` and call items (a hosted MCP server's too) make one
+    assistant turn, the shape a response's output has; `reasoning` and other provider-side
+    items neither count nor split it. An `mcp_approval_response` (the agent's answer to
+    a held call) ends the assistant turn, as the response that held the call ended there.
     """
     turns = [Turn(role="system", text=instructions)] if instructions else []
     if isinstance(items, str):
@@ -102,13 +141,17 @@ def build_turns(instructions: str | None, items: Any) -> list[Turn]:
         item = as_dict(item)
         kind = item.get("type") or ("message" if "role" in item else None)
         role = as_str(item.get("role")) or "user"
-        if kind in _CALLS or (kind == "message" and role == "assistant"):
+        call = kind in _CALLS or hosted_call(item)
+        if call or (kind == "message" and role == "assistant"):
             assistant = assistant or ([], [])
-            if kind in _CALLS:
+            if call:
                 assistant[1].append(_sent_call_key(item))
             else:
                 assistant[0].extend(text_parts(item.get("content")))
             continue
+        if kind == "mcp_approval_response" and assistant:
+            turns.append(_assistant_turn(*assistant))
+            assistant = None
         if kind != "message" and kind not in _RESULTS:
             continue
         if assistant:
@@ -133,13 +176,15 @@ def _sent_call_key(item: JsonObject) -> CallKey:
         arguments = canonical_json(item.get("input", ""))
     else:
         arguments = arguments_key(item.get("arguments", ""))
-    return (as_str(item.get("call_id")), as_str(item.get("name")), arguments)
+    call_id = item.get("id") if item.get("type") in _HOSTED else item.get("call_id")
+    return (as_str(call_id), as_str(item.get("name")), arguments)
 
 
 def parse_response(body: JsonObject) -> ParsedResponse:
     """A non-streamed response object (or an error body)."""
     texts: list[str] = []
     calls: list[ToolCall] = []
+    listed: list[ToolOffered] = []
     for item in as_list(body.get("output")):
         item = as_dict(item)
         kind = item.get("type")
@@ -151,12 +196,21 @@ def parse_response(body: JsonObject) -> ParsedResponse:
             calls.append(
                 make_call(len(calls), item.get("call_id"), item.get("name"), raw, free_text=custom)
             )
+        elif hosted_call(item):
+            raw, server = item.get("arguments", ""), item.get("server_label")
+            calls.append(
+                make_call(len(calls), item.get("id"), item.get("name"), raw, mcp_server=server)
+            )
+        elif kind == "mcp_list_tools":
+            listed += listed_tools(item, len(listed))
+    agents = any(call.mcp_server is None for call in calls)  # calls the agent is to run
     response = ParsedResponse(
         response_id=as_str(body.get("id")),
         model=as_str(body.get("model")),
         text=joined_text(texts),
         tool_calls=calls,
-        finish_reason=_finish_reason(body, bool(calls)),
+        tools=listed,
+        finish_reason=_finish_reason(body, agents),
         usage=_usage(body.get("usage")),
         error=error_message(body),
     )
@@ -239,6 +293,8 @@ def _locate(items: dict[int, JsonObject], ids: dict[str, int], event: JsonObject
         index = ids.get(as_str(event.get("item_id")) or "", len(items))
     if index not in items:
         kind = "message" if "content_index" in event else "function_call"
+        if str(event.get("type")).startswith("response.mcp_call"):
+            kind = "mcp_call"
         items[index] = {"type": kind, "id": event.get("item_id")}
     return items[index]
 

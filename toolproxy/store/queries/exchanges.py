@@ -241,10 +241,10 @@ def details(r: Reader, exchange_ids: list[str]) -> list[ExchangeDetail]:
 def tool_calls(r: Reader, exchange_ids: list[str]) -> list[CallRow]:
     """The calls of these exchanges, by exchange then index."""
     return [
-        CallRow(eid, sid, index, call_id, name, raw, decoded(arguments), error)
-        for eid, sid, index, call_id, name, raw, arguments, error in r.rows(
+        CallRow(eid, sid, index, call_id, name, raw, decoded(arguments), error, server)
+        for eid, sid, index, call_id, name, raw, arguments, error, server in r.rows(
             "SELECT exchange_id, session_id, index, call_id, name, arguments_raw, arguments, "
-            f"parse_error FROM tool_calls WHERE {in_ids('exchange_id', 'ids')} "
+            f"parse_error, mcp_server FROM tool_calls WHERE {in_ids('exchange_id', 'ids')} "
             'ORDER BY exchange_id, "index"',
             {"ids": exchange_ids},
         )
