@@ -518,3 +518,59 @@ def tool_result_rows(capture: Path, run: str, candidate: str) -> list:
 def tool_result(capture: Path, run: str, candidate: str) -> str:
     [(content,)] = tool_result_rows(capture, run, candidate)
     return content
+
+
+def test_a_session_on_a_hosted_mcp_server_replays_with_its_listed_tools(
+    upstream, proxy, capture, tmp_path, capsys, monkeypatch
+):
+    """A Responses agent whose MCP server the provider ran: the replay offers the
+    candidate the tools the provider listed, as functions, says each hosted call of the
+    history with the result the provider got, and compares the candidate's calls with the
+    recorded hosted ones."""
+    from tests import paths
+
+    monkeypatch.setenv(KEY_ENV, KEY)
+    first = json.loads((paths.FIXTURES / "wire" / "responses_response_mcp.json").read_text())
+    listing, hosted, message = first["output"]
+    asked = {"repoName": "openai/codex", "question": "Which transports?"}
+    second = first | {"output": [hosted | {"id": "mcp_2", "arguments": json.dumps(asked)}, message]}
+    upstream.set_script(
+        Script.of(
+            *(
+                Reply(raw_body=json.dumps(b), content_type="application/json")
+                for b in (first, second)
+            )
+        )
+    )
+    tool = {"type": "mcp", "server_label": "deepwiki", "server_url": "https://mcp.deepwiki.com/mcp"}
+    client = openai.OpenAI(base_url=f"{proxy.url}/v1", api_key="sk-agent", max_retries=0)
+    turn = [{"role": "user", "content": "Which transports?"}]
+    out = client.responses.create(model="gpt-4.1", input=turn, tools=[tool]).output
+    turn += [item.model_dump(exclude_none=True) for item in out]
+    turn.append({"role": "user", "content": "And openai/codex?"})
+    client.responses.create(model="gpt-4.1", input=turn, tools=[tool])
+    wait_rows(capture, "SELECT exchange_id FROM exchanges", 2)
+    recorded_args = json.loads(hosted["arguments"])
+    replies = [call("ask_question", **recorded_args), call("ask_question", repoName="openai/x")]
+    with serve(replies) as candidate:
+        cfg = write_config(tmp_path / "c.yaml", {"same": per_cell_ordered(candidate)}, repeats=1)
+        capsys.readouterr()
+        argv = ["replay", str(cfg), "-c", str(capture), "--run", "h", "--no-progress", "--json"]
+        assert main(argv) == 0, capsys.readouterr().err
+        sent = [r.body for r in candidate.requests]
+    for body in sent:  # the server's tools, as functions, with their listed schemas
+        assert [t["function"]["name"] for t in body["tools"]] == [
+            "read_wiki_structure",
+            "ask_question",
+        ]
+        assert body["tools"][1]["function"]["parameters"] == listing["tools"][1]["input_schema"]
+    # step 1's history answers the candidate's step-0 call with what the provider got
+    results = [m["content"] for m in sent[1]["messages"] if m["role"] == "tool"]
+    assert results == [hosted["output"]]
+    diffs = sorted(diffs_of(capture, "h")["same"], key=lambda d: d["step"])
+    assert [
+        (d["recorded_tool"], d["same_tool"], d["same_arguments"], d["label"]) for d in diffs
+    ] == [
+        ("ask_question", True, True, None),
+        ("ask_question", True, False, "missing_required"),  # by the listed schema
+    ]

@@ -16,10 +16,13 @@ Messages
                         system) with their text parts joined by newlines; consecutive
                         assistant messages and `function_call` items → one assistant
                         message with `tool_calls` (ids = `call_id`);
-                        `function_call_output` → a role=tool message. `reasoning` items
-                        are dropped silently; anything else (images, custom-tool calls and
-                        their outputs, provider-run tool items, item references) is dropped
-                        with a note.
+                        `function_call_output` → a role=tool message. A hosted MCP
+                        server's calls (`mcp_call`, `mcp_approval_request`) → tool calls
+                        answered by the results the provider got (`replay.hosted`), with
+                        a note; its listings and approvals say nothing more. `reasoning`
+                        items are dropped silently; anything else (images, custom-tool
+                        calls and their outputs, other provider-run tool items, item
+                        references) is dropped with a note.
     anthropic_messages  `system` → a system message; per message, text blocks → its text;
                         `tool_use` blocks → assistant `tool_calls` (arguments = compact
                         JSON of `input`, as the capture records them); `tool_result` blocks
@@ -27,12 +30,15 @@ Messages
                         message (Chat needs tool results right after the calls;
                         `is_error` has no Chat field, the content goes as is); thinking
                         blocks are dropped silently; images, documents and provider-run tool
-                        blocks are dropped with a note.
+                        blocks are dropped with a note. An assistant message with the MCP
+                        connector's `mcp_tool_use` / `mcp_tool_result` blocks → tool calls
+                        answered by those results, in block order (`replay.hosted`), noted.
 
 Tools: the `tools_offered` rows of kind `function` in position order, as
 `{"type": "function", "function": {name, description, parameters}}` (no parameters → an
-empty object schema); other kinds (provider built-ins, custom grammar tools) are dropped with
-a note.
+empty object schema), and those of kind `mcp_tool` (a hosted MCP server's tools, as the
+provider listed them) the same way, with a note; other kinds (provider built-ins, a hosted
+MCP server itself, custom grammar tools) are dropped with a note.
 
 Params (`KEEP_CHAT` are kept for openai_chat; the other formats are mapped):
     tool_choice     Chat's legacy `function_call` (`replay.legacy`); Anthropic
@@ -60,7 +66,9 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from toolproxy.replay import legacy
+from toolproxy.replay import hosted, legacy
+from toolproxy.wire.common import SCHEMA_KINDS
+from toolproxy.wire.openai_responses import hosted_call
 
 KEEP_CHAT = (
     "tool_choice",
@@ -113,15 +121,7 @@ def _text(content: Any, notes: list[str], where: str) -> str:
     return "\n".join(pieces)
 
 
-def _call(call_id: Any, name: Any, arguments: str) -> dict[str, Any]:
-    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
-
-
-def _assistant(text: str, calls: list[dict[str, Any]]) -> dict[str, Any]:
-    message: dict[str, Any] = {"role": "assistant", "content": text or None}
-    if calls:
-        message["tool_calls"] = calls
-    return message
+_call, _assistant = hosted.chat_call, hosted.assistant
 
 
 def _responses_messages(items: Any, notes: list[str]) -> list[dict[str, Any]]:
@@ -130,26 +130,39 @@ def _responses_messages(items: Any, notes: list[str]) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     open_text: list[str] = []
     open_calls: list[dict[str, Any]] = []
+    answers: list[dict[str, Any]] = []  # the open turn's hosted calls' results (`hosted`)
     dropped_calls: set[str] = set()
+    listed = items if isinstance(items, list) else []
+    results = hosted.responses_results(listed)
+    said = 0
 
     def close() -> None:
         if open_text or open_calls:
             out.append(_assistant("\n".join(t for t in open_text if t), list(open_calls)))
             open_text.clear()
             open_calls.clear()
+        out.extend(answers)
+        answers.clear()
 
-    for n, item in enumerate(items if isinstance(items, list) else []):
+    for n, item in enumerate(listed):
         if not isinstance(item, dict):
             notes.append(f"input[{n}]: dropped a non-object item")
             continue
         kind = item.get("type") or ("message" if "role" in item else None)
         role = item.get("role") or "user"
         if kind == "message" and role == "assistant":
+            if answers:  # written after a hosted call's result
+                close()
             open_text.append(_text(item.get("content"), notes, f"input[{n}]"))
         elif kind == "function_call":
             args = item.get("arguments")
             open_calls.append(_call(item.get("call_id"), item.get("name"), args or ""))
-        elif kind in _SILENT_ITEMS:
+        elif hosted_call(item):
+            call_id = item.get("id")
+            open_calls.append(_call(call_id, item.get("name"), item.get("arguments") or ""))
+            answers.append(hosted.answer(call_id, results.get(str(call_id), hosted.NO_RESULT)))
+            said += 1
+        elif kind in _SILENT_ITEMS or hosted.is_consumed(item):
             continue
         elif kind == "message":
             close()
@@ -169,11 +182,23 @@ def _responses_messages(items: Any, notes: list[str]) -> list[dict[str, Any]]:
                 dropped_calls.add(item["call_id"])
             notes.append(f"input[{n}]: dropped a {kind} item (no Chat Completions equivalent)")
     close()
+    if said:
+        notes.append(
+            f"input: {said} hosted MCP call(s) sent as tool calls, each answered by the result"
+            " the provider got"
+        )
     return out
+
+
+def _connector(blocks: list[Any]) -> bool:
+    """Whether an Anthropic message's blocks hold the MCP connector's (`hosted`)."""
+    kinds = ("mcp_tool_use", "mcp_tool_result")
+    return any(isinstance(b, dict) and b.get("type") in kinds for b in blocks)
 
 
 def _anthropic_messages(messages: Any, notes: list[str]) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
+    said = 0
     for n, message in enumerate(messages if isinstance(messages, list) else []):
         if not isinstance(message, dict):
             notes.append(f"messages[{n}]: dropped a non-object message")
@@ -181,6 +206,10 @@ def _anthropic_messages(messages: Any, notes: list[str]) -> list[dict[str, Any]]
         role = message.get("role") or "user"
         content = message.get("content")
         blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
+        if role == "assistant" and isinstance(blocks, list) and _connector(blocks):
+            out += hosted.anthropic_assistant(blocks, notes, f"messages[{n}]")
+            said += 1
+            continue
         texts: list[str] = []
         calls: list[dict[str, Any]] = []
         results: list[dict[str, Any]] = []
@@ -206,13 +235,21 @@ def _anthropic_messages(messages: Any, notes: list[str]) -> list[dict[str, Any]]
         out.extend(results)
         if text or not results:
             out.append({"role": role, "content": text})
+    if said:
+        notes.append(
+            f"messages: {said} assistant message(s) with MCP connector calls sent as tool calls,"
+            " each answered by the result the provider got"
+        )
     return out
 
 
 def _tools(rows: list[dict[str, Any]], notes: list[str]) -> list[dict[str, Any]]:
     tools = []
+    listed = 0
     for row in sorted(rows, key=lambda r: r.get("position") or 0):
-        if (row.get("kind") or "function") != "function":
+        kind = row.get("kind") or "function"
+        listed += kind == "mcp_tool"
+        if kind not in SCHEMA_KINDS:
             notes.append(f"tools: dropped {row.get('name')!r} ({row.get('kind')}: not a function)")
             continue
         function: dict[str, Any] = {"name": row.get("name")}
@@ -223,6 +260,11 @@ def _tools(rows: list[dict[str, Any]], notes: list[str]) -> list[dict[str, Any]]
             parameters if parameters is not None else {"type": "object", "properties": {}}
         )
         tools.append({"type": "function", "function": function})
+    if listed:
+        notes.append(
+            f"tools: {listed} tool(s) a hosted MCP server listed offered as functions (the"
+            " candidate's calls are compared with the recorded ones, not run)"
+        )
     return tools
 
 
