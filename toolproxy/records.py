@@ -148,6 +148,11 @@ class ParsedResponse(BaseModel):
     response_id: str | None = None
     model: str | None = None
     text: str | None = Field(default=None, description="assistant text, parts joined")
+    refusal: str | None = Field(
+        default=None,
+        description="what the model said refusing, apart from its text (Chat's"
+        " `message.refusal`, Responses' `refusal` parts); null: no refusal",
+    )
     tool_calls: list[ToolCall] = Field(default_factory=list)
     tools: list[ToolOffered] = Field(
         default_factory=list,
@@ -209,6 +214,7 @@ class Exchange(BaseModel):
     system: str | None = None
     messages: Any = None
     assistant_text: str | None = None
+    refusal: str | None = None
     finish_reason: str | None = None
     response_id: str | None = None
     input_tokens: int | None = None

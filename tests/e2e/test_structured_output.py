@@ -123,3 +123,54 @@ def test_structured_output_is_labeled_and_graded_like_a_call(upstream, proxy, ca
         "re:lyon": "hallucinated_param",
         "re:prose": "malformed_json",
     }
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_refusal_is_recorded_apart_and_graded_as_no_output(
+    upstream, proxy, capture, tmp_path, stream
+):
+    """The model refuses instead of answering in the schema (Chat's `message.refusal`):
+    the agent gets the refusal as sent, the capture keeps its words in `refusal`, and
+    grading says what happened: no output (`no_call`), not broken JSON."""
+    import json
+
+    refused = "I'm sorry, I can't help with that request."
+    head = {"id": "chatcmpl-r", "object": "chat.completion.chunk", "model": "gpt-4o"}
+    if stream:
+        chunks = [{"role": "assistant", "content": None, "refusal": ""}, {"refusal": refused[:9]},
+                  {"refusal": refused[9:]}]  # fmt: skip
+        events = [
+            head | {"choices": [{"index": 0, "delta": d, "finish_reason": None}]} for d in chunks
+        ]
+        events.append(head | {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+        body = "".join(f"data: {json.dumps(e)}\n\n" for e in events) + "data: [DONE]\n\n"
+        kind = "text/event-stream"
+    else:
+        message = {"role": "assistant", "content": None, "refusal": refused}
+        body = json.dumps(
+            head | {"object": "chat.completion",
+                    "choices": [{"index": 0, "message": message, "finish_reason": "stop"}]}
+        )  # fmt: skip
+        kind = "application/json"
+    upstream.set_script(Script.of(Reply(raw_body=body, content_type=kind)))
+    client = openai.OpenAI(base_url=f"{proxy.url}/v1", api_key="sk-structured", max_retries=0)
+    ask: Any = [{"role": "user", "content": "Plan a 3-day trip to Paris as JSON."}]
+    got = client.chat.completions.create(
+        model="m", messages=ask, response_format=SCHEMA_FORMAT, stream=stream
+    )
+    if stream:
+        said = "".join(c.choices[0].delta.refusal or "" for c in got if c.choices)  # type: ignore[union-attr]
+    else:
+        said = got.choices[0].message.refusal  # type: ignore[union-attr]
+    assert said == refused  # untouched
+    [(exchange_id, text, refusal)] = wait_rows(
+        capture, "SELECT exchange_id, assistant_text, refusal FROM exchanges", 1
+    )
+    assert (text, refusal) == (None, refused)
+    case = {"id": "trip", "exchange_id": exchange_id, "expect": "output",
+            "output": {"city": "Paris", "days": 3}}  # fmt: skip
+    path = tmp_path / "cases.yaml"
+    path.write_text(yaml.safe_dump([case]))
+    assert main(["grade", str(path), "-c", str(capture), "--run", "refused"]) == 0
+    assert rows(capture, "SELECT label FROM grades") == [("no_call",)]

@@ -58,3 +58,14 @@ def test_a_filter_is_a_value():
     assert ExchangeFilter(tools=["x"]) == ExchangeFilter(tools=["x"])
     with pytest.raises(ValidationError):
         ExchangeFilter(tools=["x"]).tools = []  # type: ignore[misc]
+
+
+def test_the_text_finds_a_refusal_too(tmp_path):
+    from tests.store.helpers import exchange_rows
+    from toolproxy.store.segments import SegmentWriter
+
+    capture = tmp_path / "cap"
+    rows = exchange_rows(2, refusal=None)
+    rows["exchanges"][1]["refusal"] = "I'm sorry, I can't help with THAT."
+    SegmentWriter(capture, "p").write(rows)
+    assert ids(capture, text="can't help with that") == ["ex-1"]

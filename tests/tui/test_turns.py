@@ -138,6 +138,7 @@ def test_line_styles():
     assert line_style("→ call order") == "cyan"
     assert line_style("  ← result (error): boom") == "red"
     assert line_style("  ← result: ok") == "green"
+    assert line_style("assistant refused: I can't help with that.") == "yellow"
     assert line_style("user: hi") == ""
 
 

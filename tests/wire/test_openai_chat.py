@@ -545,3 +545,35 @@ def test_legacy_function_call_beside_tool_calls_comes_after_them() -> None:
         (1, None, "b"),
     ]
     assert parse_request({"messages": [message]}).turns[0] == response.reply
+
+
+# ------------------------------------------------------------------ refusals
+
+REFUSED = "I'm sorry, I can't help with that request."
+
+
+def test_a_refusal_is_kept_apart_from_the_text() -> None:
+    # structured output: the model refused instead of answering in the schema
+    body = {
+        "id": "chatcmpl-r",
+        "object": "chat.completion",
+        "model": "gpt-4o-2024-08-06",
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": None, "refusal": REFUSED},
+                "logprobs": None,
+                "finish_reason": "stop",
+            }
+        ],
+    }
+    response = parse_response(body)
+    assert (response.text, response.refusal) == (None, REFUSED)
+    assert response.reply == Turn(role="assistant", text="", calls=[])  # as sent back
+    pieces = [delta(role="assistant", content=None, refusal="")]
+    pieces += [delta(refusal=REFUSED[:9]), delta(refusal=REFUSED[9:])]
+    streamed, _ = stream(
+        sse(*pieces, {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+    )
+    assert (streamed.text, streamed.refusal) == (None, REFUSED)
+    assert parse_response(load("chat_response_text.json")).refusal is None

@@ -482,3 +482,47 @@ def test_stream_hosted_mcp_matches_plain_and_rebuilds_from_deltas() -> None:
         plain.tool_calls[0].arguments,
         "deepwiki",
     )
+
+
+# ------------------------------------------------------------------ refusals
+
+REFUSED = "I'm sorry, I can't help with that."
+
+
+def test_a_refusal_part_is_kept_apart_from_the_text() -> None:
+    message = {
+        "id": "msg_r",
+        "type": "message",
+        "role": "assistant",
+        "status": "completed",
+        "content": [{"type": "refusal", "refusal": REFUSED}],
+    }
+    response = parse_response({"id": "resp_r", "status": "completed", "output": [message]})
+    assert (response.text, response.refusal) == (None, REFUSED)
+    events = [
+        {
+            "type": "response.output_item.added",
+            "output_index": 0,
+            "item": message | {"content": []},
+        },
+        *(
+            {
+                "type": "response.refusal.delta",
+                "item_id": "msg_r",
+                "output_index": 0,
+                "content_index": 0,
+                "delta": piece,
+            }  # fmt: skip
+            for piece in (REFUSED[:7], REFUSED[7:])
+        ),
+        {
+            "type": "response.completed",
+            "response": {"id": "resp_r", "status": "completed", "output": []},
+        },
+    ]
+    streamed, _ = stream(sse(*events))
+    assert (streamed.text, streamed.refusal) == (None, REFUSED)
+    done = {"type": "response.refusal.done", "item_id": "msg_r", "output_index": 0,
+            "content_index": 0, "refusal": REFUSED}  # fmt: skip
+    events.insert(3, done)
+    assert stream(sse(*events))[0].refusal == REFUSED

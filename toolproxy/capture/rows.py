@@ -281,6 +281,7 @@ def build_rows(
         system=req.system if req else None,
         messages=req.messages if req else None,
         assistant_text=resp.text if resp else None,
+        refusal=resp.refusal if resp else None,
         finish_reason=resp.finish_reason if resp else None,
         response_id=resp.response_id if resp else None,
         input_tokens=usage.input_tokens if usage else None,

@@ -143,6 +143,7 @@ def where_sql(f: ExchangeFilter, params: dict[str, Any]) -> str:
             "f_text",
             f.text.lower(),
             "(contains(lower(coalesce(e.assistant_text, '')), $f_text) "
+            "OR contains(lower(coalesce(e.refusal, '')), $f_text) "
             "OR contains(lower(coalesce(CAST(e.messages AS VARCHAR), '')), $f_text) "
             "OR EXISTS (SELECT 1 FROM tool_calls c WHERE c.exchange_id = e.exchange_id "
             "AND contains(lower(coalesce(c.name, '') || ' ' || coalesce(c.arguments_raw, '')), "

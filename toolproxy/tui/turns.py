@@ -207,6 +207,8 @@ def turn_lines(
     reply = d.request.get("assistant_text")
     if reply:
         lines.append(f"assistant: {reply}")
+    if refusal := d.request.get("refusal"):
+        lines.append(f"assistant refused: {refusal}")
     if x.error_kind:
         lines.append(f"! {x.error_kind}: {d.request.get('error_message') or ''}".rstrip(": "))
     lines.append("")
@@ -215,13 +217,13 @@ def turn_lines(
 
 def line_style(line: str) -> str:
     """How the transcript colours a line: turns bold, violations and errors red, drift
-    yellow, calls cyan, results green."""
+    and refusals yellow, calls cyan, results green."""
     text = line.lstrip()
     if text.startswith("── turn"):
         return "bold"
     if text.startswith((VIOLATION, "! ")):
         return "bold red"
-    if text.startswith(DRIFT) or f" {DRIFT} server" in text:
+    if text.startswith(DRIFT) or f" {DRIFT} server" in text or text.startswith("assistant refused"):
         return "yellow"
     if text.startswith("→ call"):
         return "cyan"

@@ -129,6 +129,7 @@ def parse_response(body: JsonObject) -> ParsedResponse:
         response_id=as_str(body.get("id")),
         model=as_str(body.get("model")),
         text=joined_text(text_parts(message.get("content"))),
+        refusal=as_str(message.get("refusal")) or None,
         tool_calls=calls,
         finish_reason=as_str(choice.get("finish_reason")),
         usage=_usage(body.get("usage")),
@@ -174,6 +175,7 @@ def parse_stream(stream: DecodedStream) -> tuple[ParsedResponse, list[str]]:
     """
     head: JsonObject = {}
     text: list[str] = []
+    refused: list[str] = []
     calls: dict[int, _CallBuffer] = {}
     legacy: _CallBuffer | None = None  # the legacy API's one delta.function_call
     finish: str | None = None
@@ -190,6 +192,8 @@ def parse_stream(stream: DecodedStream) -> tuple[ParsedResponse, list[str]]:
         delta = as_dict(choice.get("delta"))
         if isinstance(content := delta.get("content"), str):
             text.append(content)
+        if isinstance(refusal := delta.get("refusal"), str):
+            refused.append(refusal)
         for piece in as_list(delta.get("tool_calls")):
             _add_call_delta(calls, as_dict(piece))
         if isinstance(function := delta.get("function_call"), dict):
@@ -199,6 +203,7 @@ def parse_stream(stream: DecodedStream) -> tuple[ParsedResponse, list[str]]:
 
     tool_calls = [calls[i].as_message_call() for i in sorted(calls)]
     message: JsonObject = {"content": "".join(text), "tool_calls": tool_calls}
+    message["refusal"] = "".join(refused)
     if legacy is not None:
         message["function_call"] = legacy.as_message_call()["function"]
     body = {**head, "choices": [{"message": message, "finish_reason": finish}], "usage": usage}

@@ -60,7 +60,9 @@ _DELTA_FIELDS = {
     "response.mcp_call_arguments": "arguments",
     "response.custom_tool_call_input": "input",
     "response.output_text": "text",
+    "response.refusal": "refusal",
 }
+_PARTS = {"text": "output_text", "refusal": "refusal"}  # a content part's type, by field
 
 
 def parse_request(body: JsonObject) -> ParsedRequest:
@@ -183,6 +185,7 @@ def _sent_call_key(item: JsonObject) -> CallKey:
 def parse_response(body: JsonObject) -> ParsedResponse:
     """A non-streamed response object (or an error body)."""
     texts: list[str] = []
+    refused: list[str] = []
     calls: list[ToolCall] = []
     listed: list[ToolOffered] = []
     for item in as_list(body.get("output")):
@@ -190,6 +193,11 @@ def parse_response(body: JsonObject) -> ParsedResponse:
         kind = item.get("type")
         if kind == "message":
             texts += text_parts(item.get("content"))
+            refused += [
+                as_str(part.get("refusal")) or ""
+                for part in map(as_dict, as_list(item.get("content")))
+                if part.get("type") == "refusal"
+            ]
         elif kind in _CALLS:
             custom = kind == "custom_tool_call"
             raw = item.get("input" if custom else "arguments", "")
@@ -208,6 +216,7 @@ def parse_response(body: JsonObject) -> ParsedResponse:
         response_id=as_str(body.get("id")),
         model=as_str(body.get("model")),
         text=joined_text(texts),
+        refusal=joined_text(refused),
         tool_calls=calls,
         tools=listed,
         finish_reason=_finish_reason(body, agents),
@@ -306,15 +315,15 @@ def _apply_delta(field: str, kind: str, event: JsonObject, item: JsonObject) -> 
     string concatenation is quadratic on long arguments); a .done value replaces them.
     """
     target = item
-    if field == "text":
+    if field in _PARTS:  # a part of a message's content
         if not isinstance(item.get("content"), list):
             item["content"] = []
         parts = item["content"]
         index = as_int(event.get("content_index")) or 0
         while len(parts) <= index:
-            parts.append({"type": "output_text", "text": ""})
+            parts.append({"type": _PARTS[field], field: ""})
         if not isinstance(parts[index], dict):
-            parts[index] = {"type": "output_text", "text": ""}
+            parts[index] = {"type": _PARTS[field], field: ""}
         target = parts[index]
     if kind.endswith(".delta") and isinstance(delta := event.get("delta"), str):
         pieces = target.get(field)
