@@ -140,6 +140,11 @@ class ParsedRequest(BaseModel):
     tool_results: list[ToolResult] = Field(default_factory=list)
     turns: list[Turn] = Field(default_factory=list)
     previous_response_id: str | None = None
+    conversation: str | None = Field(
+        default=None,
+        description="the stored conversation a Responses request goes on (its `conversation`"
+        " param: an id, or an object's `id`)",
+    )
 
 
 class ParsedResponse(BaseModel):
@@ -190,7 +195,14 @@ class Exchange(BaseModel):
     proxy_id: str
     session_id: str
     session_source: Literal[
-        "header", "continued", "retry", "previous_response", "linked", "mcp_session", "new"
+        "header",
+        "continued",
+        "retry",
+        "previous_response",
+        "conversation",
+        "linked",
+        "mcp_session",
+        "new",
     ]
     started_at: datetime
     ended_at: datetime | None = None

@@ -237,3 +237,18 @@ def test_id_less_results_answer_the_id_less_calls_in_order():
     t.assign({}, [USER], calls, attempt=at(0, 1))
     got = t.assign({}, [USER, calls, first, second, third], ANSWER, attempt=at(2, 3))
     assert got.result_links == [("x0", 0), ("x0", 2), None]
+
+
+def test_a_stored_conversation_holds_its_requests_and_links_their_results():
+    # the Conversations API: the server holds the turns, each request sends the new ones
+    t = tracker()
+    first = t.assign({}, [USER], CALL, conversation="conv_1", attempt=Attempt(exchange_id="e1"))
+    aside = t.assign({}, [USER], CALL, conversation="conv_2", attempt=Attempt(exchange_id="e2"))
+    follow = Turn(role="user", text="and tomorrow?")
+    t.assign({}, [follow], ANSWER, conversation="conv_1", attempt=Attempt(exchange_id="e3"))
+    back = t.assign({}, [RESULT], ANSWER, conversation="conv_1", attempt=Attempt(exchange_id="e4"))
+    assert first[:2] == ("s0", "new") and aside[:2] == ("s1", "new")
+    assert back[:2] == ("s0", "conversation")
+    # the result answers the call of the latest exchange of its conversation that made it
+    assert back.result_links == [("e1", 0)]
+    assert t.assign({}, [RESULT], None, conversation="conv_2").result_links == [("e2", 0)]

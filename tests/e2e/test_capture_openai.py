@@ -385,3 +385,42 @@ def test_hosted_mcp_calls_are_recorded_and_graded_against_the_listed_schemas(
         (False, "missing_required"),
         (True, None),
     ]
+
+
+def test_a_stored_conversation_is_one_session_and_its_results_link(upstream, proxy, capture):
+    """The Conversations API: the server holds the turns, so each request sends only its
+    new items and names the conversation. Two conversations opened the same way stay two
+    sessions; a result links to the call its own conversation made."""
+    upstream.set_script(
+        Script.of(
+            Reply(tool_calls=[ScriptedCall(name="get_weather", arguments={"city": "Paris"})]),
+            Reply(tool_calls=[ScriptedCall(name="get_weather", arguments={"city": "Paris"})]),
+            Reply(text="18C in Paris."),
+            deterministic=True,
+        )
+    )
+    client = clients(proxy.url)
+    tools = [
+        {
+            "type": "function",
+            "name": "get_weather",
+            "parameters": TOOLS[0]["function"]["parameters"],
+        }
+    ]
+    asked = "Weather in Paris?"
+    opened = {
+        conv: client.responses.create(model="m", input=asked, tools=tools, conversation=conv)
+        for conv in ("conv_a", "conv_b")
+    }
+    call = opened["conv_a"].output[0]
+    result = {"type": "function_call_output", "call_id": call.call_id, "output": "18C"}  # type: ignore[union-attr]
+    client.responses.create(model="m", input=[result], tools=tools, conversation="conv_a")
+    ex = wait_rows(
+        capture,
+        "SELECT exchange_id, session_id, session_source FROM exchanges ORDER BY started_at",
+        3,
+    )
+    assert [s for _, _, s in ex] == ["new", "new", "conversation"]
+    assert ex[0][1] != ex[1][1] and ex[2][1] == ex[0][1]
+    linked = rows(capture, "SELECT exchange_id, call_exchange_id, call_index FROM tool_results")
+    assert linked == [(ex[2][0], ex[0][0], 0)]

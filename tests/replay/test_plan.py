@@ -17,7 +17,13 @@ from toolproxy.capture.proxy import ProxySpec, RunningProxy, free_port
 from toolproxy.errors import UserError
 from toolproxy.grade.model import Case
 from toolproxy.grade.rows import GradeRow
-from toolproxy.replay.plan import STATEFUL_NOTE, PlanFilters, plan_from_capture, plan_from_cases
+from toolproxy.replay.plan import (
+    CONVERSATION_NOTE,
+    STATEFUL_NOTE,
+    PlanFilters,
+    plan_from_capture,
+    plan_from_cases,
+)
 from toolproxy.scripted import Reply, Script, ScriptedCall, ScriptedUpstream
 from toolproxy.store.segments import SegmentWriter
 
@@ -71,6 +77,7 @@ SCRIPT = Script(
         ],
         "resp-m": [_call("get_weather", {"city": "Oslo"}, "call_r1"), Reply(text="Cold")],
         "resp-chain": [_call("get_weather", {"city": "Rome"}, "call_c1"), Reply(text="Warm")],
+        "resp-conv": [_call("get_weather", {"city": "Lima"}, "call_v1"), Reply(text="Mild")],
         "boom": [Reply(status=500)],
     },
 )
@@ -170,6 +177,17 @@ def _responses(client):
         input=[{"type": "function_call_output", "call_id": call.call_id, "output": "25C"}],
         tools=RESP_TOOLS,
     )
+    # a stored conversation: each request sends its new items and names the conversation
+    opened = client.responses.create(
+        model="resp-conv", input="Weather in Lima?", tools=RESP_TOOLS, conversation="conv_9"
+    )
+    call = next(o for o in opened.output if o.type == "function_call")
+    client.responses.create(
+        model="resp-conv",
+        conversation={"id": "conv_9"},
+        input=[{"type": "function_call_output", "call_id": call.call_id, "output": "19C"}],
+        tools=RESP_TOOLS,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -193,7 +211,7 @@ def recorded(tmp_path_factory):
                 )
             client.models.list()
             _not_json(proxy.url)
-            _wait(capture, 4 + 3 + 2 + 4 + 3)
+            _wait(capture, 4 + 3 + 2 + 6 + 3)
         finally:
             proxy.stop()
     return capture
@@ -309,6 +327,13 @@ def test_responses_sessions_full_input_and_previous_response_id(recorded):
         [{"role": "user", "content": "Weather in Rome?"}],
         [{"role": "tool", "tool_call_id": "call_c1", "content": "25C"}],
     ]
+    # a stored conversation: one session, each step its new items
+    (stored,) = plan_from_capture(recorded, PlanFilters(models=["resp-conv"]))
+    assert [s.messages for s in stored.steps] == [
+        [{"role": "user", "content": "Weather in Lima?"}],
+        [{"role": "tool", "tool_call_id": "call_v1", "content": "19C"}],
+    ]
+    assert [r.content for r in stored.steps[0].recorded_results] == ["19C"]
 
 
 def test_per_exchange_items_and_skips(recorded):
@@ -324,6 +349,8 @@ def test_per_exchange_items_and_skips(recorded):
     # the chained Responses turn, alone, lacks the conversation stored at the provider
     assert plan.notes[STATEFUL_NOTE] == 1
     assert plan_from_capture(recorded, PlanFilters()).notes[STATEFUL_NOTE] == 0
+    assert plan.notes[CONVERSATION_NOTE] == 2  # alone, each misses what came before it
+    assert plan_from_capture(recorded, PlanFilters()).notes[CONVERSATION_NOTE] == 1
     assert dict(plan.skipped) == {"failed": 1, "not_model_turn": 1, "not_parsed": 1}
     (tool_turn,) = [i for i in plan if i.item_id == _ids(recorded, "chat-loop")[1][0]]
     assert tool_turn.steps[0].messages[-1]["role"] == "tool"  # the whole request
@@ -331,7 +358,13 @@ def test_per_exchange_items_and_skips(recorded):
 
 def test_filters(recorded):
     weather = plan_from_capture(recorded, PlanFilters(tools=["get_weather"], per="exchange"))
-    assert {i.model for i in weather} == {"chat-loop", "claude-x", "resp-m", "resp-chain"}
+    assert {i.model for i in weather} == {
+        "chat-loop",
+        "claude-x",
+        "resp-m",
+        "resp-chain",
+        "resp-conv",
+    }
     assert all(i.steps[0].recorded_calls[0].name == "get_weather" for i in weather)
     # per session, a tool filter picks whole sessions
     forecast = plan_from_capture(recorded, PlanFilters(tools=["get_forecast"]))
@@ -344,7 +377,7 @@ def test_filters(recorded):
     later = datetime.now(UTC) + timedelta(days=1)
     assert plan_from_capture(recorded, PlanFilters(since=later)) == []
     assert (
-        len(plan_from_capture(recorded, PlanFilters(since=datetime(2000, 1, 1, tzinfo=UTC)))) == 7
+        len(plan_from_capture(recorded, PlanFilters(since=datetime(2000, 1, 1, tzinfo=UTC)))) == 8
     )
 
 

@@ -102,6 +102,13 @@ def test_request_string_input_and_previous_response() -> None:
     assert request.system is None
 
 
+def test_request_stored_conversation_by_id_or_object() -> None:
+    assert parse_request({"input": "Hi", "conversation": "conv_1"}).conversation == "conv_1"
+    assert parse_request({"input": "Hi", "conversation": {"id": "conv_2"}}).conversation == "conv_2"
+    assert parse_request({"input": "Hi", "conversation": 3}).conversation is None
+    assert parse_request({"input": "Hi"}).conversation is None
+
+
 def test_request_odd_items() -> None:
     items = [
         {"type": "message", "role": "developer", "content": [{"type": "input_text", "text": "d"}]},

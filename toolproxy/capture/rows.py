@@ -244,6 +244,7 @@ def build_rows(
             req.turns if req else [],
             resp.reply if resp else None,
             previous_response_id=req.previous_response_id if req else None,
+            conversation=req.conversation if req else None,
             response_id=resp.response_id if resp else None,
             model=req.model if req else None,
             attempt=attempt,

@@ -3,6 +3,8 @@
 The rule (docs/capture.md "Sessions"), first match wins:
 1. `header`            the request carries the session header (default `x-toolproxy-session`).
 2. `previous_response` a Responses API request names a `previous_response_id` seen before.
+   `conversation`      a Responses API request names a stored `conversation` seen before
+                       (the API holds its turns: the request sends only the new ones).
 3. `retry`             the same turns to the same model as an earlier request that failed
                        (error, timeout, cut stream, 4xx/5xx: no complete reply), sent after
                        that one ended and within `failed_window` seconds of it.
@@ -32,8 +34,10 @@ look like retries (send the session header, or set the window to 0).
 Tool results are linked to the exchange whose response made the call they answer: the
 nearest preceding assistant turn in the request that made a call with that id, and the
 exchange that produced that turn (in this session when several did). A Responses request
-chained by `previous_response_id` links to the response it names. `result_links` is one
-entry per tool turn of the request, None when the producing exchange was not seen here.
+chained by `previous_response_id` links to the response it names; one going on with a
+stored `conversation`, to the latest exchange of that conversation that made the call.
+`result_links` is one entry per tool turn of the request, None when the producing exchange
+was not seen here.
 
 Turns are compared by a chained hash (h_i = sha256(h_{i-1} + turn_i)), so checking every
 prefix of an n-turn conversation costs O(n). State is in memory, bounded (LRU), per proxy
@@ -56,6 +60,7 @@ FAILED_WINDOW_S = 600.0
 _PER_KEY = 64  # exchanges remembered per conversation state (identical conversations)
 
 ResultLink = tuple[str, int]  # (exchange id that made the call, the call's index in it)
+_Chain = tuple[str | None, str | None]  # a request's previous_response_id, its conversation
 
 
 class Assignment(NamedTuple):
@@ -83,6 +88,7 @@ class _Seen:
     session: str
     ok: bool
     calls: tuple[str | None, ...] = ()
+    conversation: str | None = None  # the stored conversation it went on with
     continued: bool = False  # a later request continued it or retried it
     order: int = 0  # completion order: the most recent wins ties
 
@@ -131,6 +137,7 @@ class SessionTracker:
         self._after_reply = _Lru(limit)  # hash(turns + reply) -> exchanges
         self._request = _Lru(limit)  # hash(turns, model) -> exchanges
         self._responses = _Lru(limit)  # provider response id -> exchange
+        self._conversations = _Lru(limit)  # a stored conversation's id -> its exchanges
         self._new_id = new_id
         self._order = 0
 
@@ -143,6 +150,7 @@ class SessionTracker:
         response_id: str | None = None,
         model: str | None = None,
         attempt: Attempt | None = None,
+        conversation: str | None = None,
     ) -> Assignment:
         """Pick the session for one exchange and remember it for later requests."""
         attempt = attempt or Attempt()
@@ -153,12 +161,13 @@ class SessionTracker:
             if hashes
             else None
         )
-        session, source = self._lookup(headers, hashes, resend, previous_response_id, attempt)
-        links = self._links(turns, hashes, session, previous_response_id)
+        chain = (previous_response_id, conversation)
+        session, source = self._lookup(headers, hashes, resend, chain, attempt)
+        links = self._links(turns, hashes, session, chain)
         self._order += 1
         ok = attempt.ok if attempt.ok is not None else reply is not None
         calls = tuple(c[0] for c in reply.calls) if reply is not None else ()
-        seen = _Seen(attempt, session, ok, calls, order=self._order)
+        seen = _Seen(attempt, session, ok, calls, conversation, order=self._order)
         key: str | None = None
         if resend is not None:
             self._request.add(resend, seen)
@@ -168,6 +177,8 @@ class SessionTracker:
             key = after.hex()[:32]
         if response_id:
             self._responses.add(response_id, seen)
+        if conversation:
+            self._conversations.add(conversation, seen)
         return Assignment(session, source, key, links)
 
     def _lookup(
@@ -175,21 +186,29 @@ class SessionTracker:
         headers: dict[str, str],
         hashes: list[bytes],
         resend: bytes | None,
-        previous: str | None,
+        chain: _Chain,
         attempt: Attempt,
     ) -> tuple[str, str]:
         explicit = headers.get(self.header, "").strip()
         if explicit:
             return explicit, "header"
+        previous, conversation = chain
         if previous and previous in self._responses:
             return self._responses[previous][-1].session, "previous_response"
+        if conversation and conversation in self._conversations:
+            return self._conversations[conversation][-1].session, "conversation"
         earlier = self._request.get(resend, []) if resend is not None else []
+        if conversation:  # a new stored conversation retries or continues no other
+            earlier = [seen for seen in earlier if seen.conversation == conversation]
         failed = self._retry_of(earlier, attempt, ok=False)
         if failed is not None:
             return failed.session, "retry"
         for h in reversed(hashes):
-            if h in self._after_reply:
-                chosen = _best(self._after_reply[h], attempt)
+            found = self._after_reply.get(h, [])
+            if conversation:
+                found = [seen for seen in found if seen.conversation == conversation]
+            if found:
+                chosen = _best(found, attempt)
                 chosen.continued = True
                 return chosen.session, "continued"
         answered = self._retry_of(earlier, attempt, ok=True)
@@ -216,13 +235,13 @@ class SessionTracker:
         return chosen
 
     def _links(
-        self, turns: Sequence[Turn], hashes: list[bytes], session: str, previous: str | None
+        self, turns: Sequence[Turn], hashes: list[bytes], session: str, chain: _Chain
     ) -> list[ResultLink | None]:
         links: list[ResultLink | None] = []
         for j, turn in enumerate(turns):
             if turn.role != "tool":
                 continue
-            links.append(self._link(turns, hashes, j, session, previous))
+            links.append(self._link(turns, hashes, j, session, chain))
         return links
 
     def _link(
@@ -231,7 +250,7 @@ class SessionTracker:
         hashes: list[bytes],
         j: int,
         session: str,
-        previous: str | None,
+        chain: _Chain,
     ) -> ResultLink | None:
         call_id = turns[j].call_id
         for i in range(j - 1, -1, -1):
@@ -246,9 +265,13 @@ class SessionTracker:
                 return self._made(hashes[i], session, ids.index(call_id))
         if call_id is None:
             return None
-        chained = self._responses.get(previous, []) if previous else []
-        if chained and call_id in chained[-1].calls:
-            return chained[-1].attempt.exchange_id, chained[-1].calls.index(call_id)
+        previous, conversation = chain
+        chained = self._responses.get(previous, [])[-1:] if previous else []
+        if not chained and conversation:  # the latest of its exchanges that made the call
+            chained = self._conversations.get(conversation, [])[::-1]
+        for seen in chained:
+            if call_id in seen.calls:
+                return seen.attempt.exchange_id, seen.calls.index(call_id)
         return None
 
     def _made(self, reply: bytes, session: str, index: int) -> ResultLink | None:

@@ -34,8 +34,9 @@ per="session"
     turns). A replayer that sends step 1, appends its own reply, then step 2's messages,
     and so on, rebuilds the conversation with its own replies in place of the recorded
     ones. A Responses request chained by `previous_response_id` to the previous step's
-    response carries only the new items already: step k gets them as converted (leading
-    system messages from `instructions` left out). When a request does not extend the
+    response, or going on with the stored `conversation` the previous step went on with,
+    carries only the new items already: step k gets them as converted (leading system
+    messages from `instructions` left out). When a request does not extend the
     previous one that way (the agent rewrote history, re-sent a request, or started over
     under the same session id), a new item starts at that turn.
 
@@ -87,6 +88,10 @@ _PARSERS: dict[str, Callable[[dict[str, Any]], ParsedRequest]] = {
 STATEFUL_NOTE = (
     "previous_response_id: replayed without the stored conversation it continues "
     "(its earlier turns are not in the capture's request)"
+)
+CONVERSATION_NOTE = (
+    "conversation: replayed without what the stored conversation held before it "
+    "(not in the capture's request)"
 )
 Row = dict[str, Any]
 Results = dict[str, list[ResultRow]]  # exchange id -> its calls' answering results, in call order
@@ -213,16 +218,29 @@ def _is_reply(message: dict[str, Any], calls: list[ToolCall]) -> bool:
     return [s.get("name") for s in sent] == [c.name for c in calls]
 
 
-def _previous_response(params: Any) -> str | None:
-    """The Responses turn a request chained to (`previous_response_id` of its decoded
-    request_params), if any."""
-    return params.get("previous_response_id") if isinstance(params, dict) else None
+def _chain(params: Any) -> tuple[str | None, str | None]:
+    """The Responses turn a request chained to and the stored conversation it went on
+    with (`previous_response_id` and `conversation` of its decoded request_params)."""
+    if not isinstance(params, dict):
+        return None, None
+    conversation = params.get("conversation")
+    if isinstance(conversation, dict):
+        conversation = conversation.get("id")
+    chained = params.get("previous_response_id")
+    return (
+        chained if isinstance(chained, str) else None,
+        conversation if isinstance(conversation, str) else None,
+    )
 
 
-def _added(prev: dict[str, Any], chat: ChatRequest, chained: str | None) -> list[Row] | None:
+def _added(
+    prev: dict[str, Any], chat: ChatRequest, chain: tuple[str | None, str | None]
+) -> list[Row] | None:
     """What the agent added after the previous step's reply, or None: not a continuation
-    (`chained`: the turn's `previous_response_id`)."""
-    if chained and chained == prev["row"].response_id:
+    (`chain`: the turn's `previous_response_id` and `conversation`)."""
+    chained, conversation = chain
+    stored = chained and chained == prev["row"].response_id
+    if stored or (conversation and conversation == prev["conversation"]):
         # only the new items were sent; `instructions` came again as leading system messages
         return list(dropwhile(lambda m: m.get("role") == "system", chat.messages))
     before: list[dict[str, Any]] = prev["messages"]
@@ -281,16 +299,18 @@ def plan_from_capture(capture: Path, filters: PlanFilters) -> Plan:
     for row in usable:
         params = decoded(row.request_params)  # once a row: the conversion reads it too
         chat = _convert(row, params, offered.get(row.exchange_id, []), plan.notes)
-        chained = _previous_response(params)
+        chain = _chain(params)
         made = calls.get(row.exchange_id, [])
         session = row.session_id
         current = open_items.get(session) if filters.per == "session" else None
-        added = _added(current[1], chat, chained) if current else None
+        added = _added(current[1], chat, chain) if current else None
         if current is not None and added is not None:
             current[0].steps.append(_step(row, chat, added, made, results))
         else:
-            if chained:
+            if chain[0]:
                 plan.notes[STATEFUL_NOTE] += 1
+            elif chain[1]:
+                plan.notes[CONVERSATION_NOTE] += 1
             step = _step(row, chat, chat.messages, made, results)
             if filters.per == "exchange":
                 plan.append(_item(row, row.exchange_id, "exchange", step))
@@ -298,7 +318,7 @@ def plan_from_capture(capture: Path, filters: PlanFilters) -> Plan:
             item_id = session if session not in open_items else f"{session}@{row.exchange_id}"
             current = (_item(row, item_id, "session", step), {})
             plan.append(current[0])
-        current[1].update(row=row, messages=chat.messages, calls=made)
+        current[1].update(row=row, messages=chat.messages, calls=made, conversation=chain[1])
         open_items[session] = current
     return plan
 

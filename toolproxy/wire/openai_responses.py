@@ -101,6 +101,8 @@ def parse_request(body: JsonObject) -> ParsedRequest:
         tool_results=results,
         turns=build_turns(instructions, items),
         previous_response_id=as_str(body.get("previous_response_id")),
+        conversation=as_str(body.get("conversation"))
+        or as_str(as_dict(body.get("conversation")).get("id")),
     )
 
 
