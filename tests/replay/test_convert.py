@@ -392,7 +392,7 @@ _ROWS = st.lists(  # tools_offered rows, typed as the store gives them
 
 @settings(max_examples=400, deadline=None, suppress_health_check=list(HealthCheck))
 @given(
-    st.sampled_from(["openai_chat", "openai_responses", "anthropic_messages"]),
+    st.sampled_from(["openai_chat", "openai_responses", "anthropic_messages", "ollama_chat"]),
     _JSON,
     st.one_of(st.none(), st.text(max_size=4)),
     _ROWS,

@@ -14,7 +14,14 @@ from toolproxy.errors import UserError
 
 # records.WireFormat and records.ParseStatus (the parser is built without importing
 # pydantic): closed sets, where a value outside one (a typo) would select nothing, silently
-WIRE_FORMATS = ("openai_chat", "openai_responses", "anthropic_messages", "mcp", "unknown")
+WIRE_FORMATS = (
+    "openai_chat",
+    "openai_responses",
+    "anthropic_messages",
+    "ollama_chat",
+    "mcp",
+    "unknown",
+)
 PARSE_STATUSES = ("ok", "partial", "error", "unparsed")
 
 FIELDS = (

@@ -2,7 +2,7 @@
 
 Pure: built from a case's grade, its exchange's recorded messages and its raw tool calls.
 A transcript holds the user's last message (the last user turn with text, in any of the
-three wire formats; tool-result-only turns are skipped), the assistant's text when it made
+four model wire formats; tool-result-only turns are skipped), the assistant's text when it made
 no call, and per graded call: the expected tool, the actual call as emitted
 (`name(arguments_raw)`), the stage that failed, the per-argument buckets and the errors.
 """

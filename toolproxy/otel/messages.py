@@ -10,7 +10,7 @@ from typing import Any
 
 from toolproxy.records import Turn
 from toolproxy.store.rows import CallRow
-from toolproxy.wire import anthropic, openai_chat, openai_responses
+from toolproxy.wire import anthropic, ollama, openai_chat, openai_responses
 
 type AttrValue = str | bool | int | float | list[str]
 
@@ -40,6 +40,8 @@ def turns_of(wire_format: str | None, system: Any, messages: Any) -> list[Turn]:
         return openai_responses.build_turns(system, messages)
     if wire_format == "anthropic_messages":
         return anthropic.build_turns(system, messages)
+    if wire_format == "ollama_chat":
+        return ollama.build_turns(messages)
     return []
 
 

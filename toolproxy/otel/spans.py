@@ -34,6 +34,7 @@ PROVIDERS = {
     "openai_chat": "openai",
     "openai_responses": "openai",
     "anthropic_messages": "anthropic",
+    "ollama_chat": "ollama",
 }
 REQUEST_PARAMS = {  # request parameter -> gen_ai.request.* attribute
     "temperature": "temperature",

@@ -34,6 +34,10 @@ Messages
                         connector's `mcp_tool_use` / `mcp_tool_result` blocks → tool calls
                         answered by those results, in block order (`replay.hosted`), noted.
 
+    ollama_chat         Ollama's /api/chat: much as Chat, its calls given arguments as
+                        text and ids, its tool messages the ids of the calls they
+                        answer by place (`replay.ollama`); its params mapped there.
+
 Tools: the `tools_offered` rows of kind `function` in position order, as
 `{"type": "function", "function": {name, description, parameters}}` (no parameters → an
 empty object schema), and those of kind `mcp_tool` (a hosted MCP server's tools, as the
@@ -66,7 +70,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from toolproxy.replay import hosted, legacy
+from toolproxy.replay import hosted, legacy, ollama
 from toolproxy.wire.common import SCHEMA_KINDS
 from toolproxy.wire.openai_responses import hosted_call
 
@@ -339,6 +343,8 @@ def _params(wire_format: str, params: dict[str, Any], notes: list[str]) -> dict[
         keep = ("temperature", "top_p", "parallel_tool_calls")
         if wire_format == "anthropic_messages":
             _anthropic_params(params, out, used)
+        elif wire_format == "ollama_chat":
+            ollama.chat_params(params, out, used, notes)
         else:
             _responses_params(params, out, used)
     for key in keep:
@@ -387,6 +393,8 @@ def to_chat(
         chat = _responses_messages(messages, notes)
     elif wire_format == "anthropic_messages":
         chat = _anthropic_messages(messages, notes)
+    elif wire_format == "ollama_chat":
+        chat = ollama.chat_messages(messages, notes)
     else:
         raise ValueError(f"not a model wire format: {wire_format!r}")
     if system and wire_format != "openai_chat":

@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from toolproxy.scripted.script import Reply, ScriptedCall
 
-Format = Literal["chat", "responses", "messages"]
+Format = Literal["chat", "responses", "messages", "ollama"]
 
 # 2023-11-14T22:13:20Z: any fixed instant will do; this one is easy to spot.
 FIXED_CREATED = 1_700_000_000

@@ -28,6 +28,7 @@ _ROUTES: dict[str, Format] = {
     "/chat/completions": "chat",
     "/responses": "responses",
     "/messages": "messages",
+    "/api/chat": "ollama",
 }
 _PLAIN = Reply()
 _LINE_LIMIT = 65536
@@ -185,7 +186,8 @@ class Handler(StreamRequestHandler):
             play=play,
             deterministic=self.upstream.deterministic,
             model=reply.model or str(body.get("model") or "scripted"),
-            stream=body.get("stream") is True,
+            # Ollama streams unless told not to; the others only when asked
+            stream=body.get("stream") is True or (fmt == "ollama" and body.get("stream") is None),
             include_usage=isinstance(options, dict) and options.get("include_usage") is True,
             request=body,
             request_bytes=len(raw),

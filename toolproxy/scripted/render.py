@@ -11,12 +11,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from toolproxy.scripted import render_anthropic, render_chat, render_responses
+from toolproxy.scripted import render_anthropic, render_chat, render_ollama, render_responses
 from toolproxy.scripted.context import Context, Format, dump_json
 from toolproxy.scripted.script import Reply
 
 JSON = "application/json"
 SSE = "text/event-stream; charset=utf-8"
+NDJSON = "application/x-ndjson"  # Ollama's streams
 
 _Body = Callable[[Reply, Context], bytes]
 _Events = Callable[[Reply, Context], list[bytes]]
@@ -24,6 +25,7 @@ _RENDERERS: dict[Format, tuple[_Body, _Events]] = {
     "chat": (render_chat.render_body, render_chat.render_events),
     "responses": (render_responses.render_body, render_responses.render_events),
     "messages": (render_anthropic.render_body, render_anthropic.render_events),
+    "ollama": (render_ollama.render_body, render_ollama.render_events),
 }
 
 _ANTHROPIC_ERRORS = {
@@ -53,7 +55,10 @@ class Plan:
 
 
 def error_body(fmt: Format | None, status: int, message: str) -> dict[str, Any]:
-    """The provider's error shape for `status`: Anthropic's for messages, else OpenAI's."""
+    """The provider's error shape for `status`: Anthropic's for messages, Ollama's for its
+    own API, else OpenAI's."""
+    if fmt == "ollama":
+        return {"error": message}
     if fmt == "messages":
         kind = _ANTHROPIC_ERRORS.get(status, "api_error")
         return {"type": "error", "error": {"type": kind, "message": message}}
@@ -88,7 +93,8 @@ def render(reply: Reply, ctx: Context) -> Plan:
     render_body, render_events = _RENDERERS[ctx.fmt]
     stream = ctx.stream if reply.stream is None else reply.stream
     if stream:
-        headers = [("content-type", SSE), ("cache-control", "no-cache"), *headers]
+        kind = NDJSON if ctx.fmt == "ollama" else SSE
+        headers = [("content-type", kind), ("cache-control", "no-cache"), *headers]
         return Plan(reply.status, headers, events=render_events(reply, ctx))
     return Plan(reply.status, [("content-type", JSON), *headers], render_body(reply, ctx))
 

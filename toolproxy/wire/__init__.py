@@ -27,7 +27,7 @@ from toolproxy.records import (
     WireFormat,
     WireResult,
 )
-from toolproxy.wire import anthropic, mcp, openai_chat, openai_responses
+from toolproxy.wire import anthropic, mcp, ollama, openai_chat, openai_responses
 from toolproxy.wire.body import decode_body
 from toolproxy.wire.common import (
     Codec,
@@ -38,6 +38,7 @@ from toolproxy.wire.common import (
     parse_arguments,
     reply_turn,
 )
+from toolproxy.wire.ndjson import is_ndjson, ndjson_stream
 from toolproxy.wire.sse import SseEvent, iter_sse_events
 
 __all__ = [
@@ -53,6 +54,7 @@ _CODECS: dict[WireFormat, Codec] = {
     "openai_chat": openai_chat.CODEC,
     "openai_responses": openai_responses.CODEC,
     "anthropic_messages": anthropic.CODEC,
+    "ollama_chat": ollama.CODEC,
 }
 # What an event-stream body can start with; a JSON body never does.
 
@@ -73,7 +75,9 @@ def detect_format(
     batches, nor OpenAI's ``/threads/{id}/messages``). Any path prefix and query string is
     allowed (``/openai/deployments/x/chat/completions?api-version=...``). Vertex AI's
     ``...:rawPredict`` / ``...:streamRawPredict`` is anthropic_messages when the body has
-    ``anthropic_version`` and ``messages``. Anything else is 'unknown'.
+    ``anthropic_version`` and ``messages``. ``.../api/chat`` is ollama_chat (Ollama's own
+    API; its OpenAI-compatible ``/v1/chat/completions`` is openai_chat). Anything else is
+    'unknown'.
     """
     if mcp.is_mcp(method, request_json, request_headers):
         return "mcp"
@@ -88,6 +92,8 @@ def detect_format(
         return "openai_responses"
     if last == "messages" and "threads" not in segments:
         return "anthropic_messages"
+    if last == "chat" and segments[-2:-1] == ["api"]:
+        return "ollama_chat"
     if (
         last.endswith((":rawpredict", ":streamrawpredict"))
         and isinstance(request_json, dict)
@@ -193,8 +199,9 @@ def _parse(
         problem = f"expected a JSON object, got {type(request_json).__name__}"
     errors = [f"request: {problem}"] if problem else []
 
+    ndjson = wire_format == "ollama_chat"  # the one API here that streams NDJSON
     outcome, crash = _attempt(
-        lambda: _parse_response(codec, status, content_type, response_body, complete)
+        lambda: _parse_response(codec, status, content_type, response_body, complete, ndjson)
     )
     response, fatal, notes = outcome if outcome is not None else (None, crash, [])
     errors += [f"response: {fatal}"] if fatal else []
@@ -210,17 +217,27 @@ def _parse(
 
 
 def _parse_response(
-    codec: Codec, status: int | None, content_type: str | None, body: bytes, complete: bool
+    codec: Codec,
+    status: int | None,
+    content_type: str | None,
+    body: bytes,
+    complete: bool,
+    ndjson: bool = False,
 ) -> tuple[ParsedResponse | None, str | None, list[str]]:
-    """(response, fatal problem, partial notes) for one response body."""
+    """(response, fatal problem, partial notes) for one response body (`ndjson`: the API
+    streams newline-delimited JSON, told by its shape too)."""
     if status is None and not body:
         return None, None, ["none received"]
     failed = status is not None and status >= 400
-    if is_event_stream(content_type, body):
-        events, ended = iter_sse_events(body)
-        # Cut off, a body on an event boundary has not ended: only the stream's own
-        # terminator ([DONE], message_stop, response.completed) says it was whole.
-        stream = decode_stream(events, ended and complete)
+    lines = is_ndjson(content_type, body, expected=ndjson)
+    if lines or is_event_stream(content_type, body):
+        if lines:
+            stream = ndjson_stream(body, complete)
+        else:
+            events, ended = iter_sse_events(body)
+            # Cut off, a body on an event boundary has not ended: only the stream's own
+            # terminator ([DONE], message_stop, response.completed) says it was whole.
+            stream = decode_stream(events, ended and complete)
         response, notes = codec.parse_stream(stream)
         response.events = stream.events
         notes = stream.notes + notes

@@ -1,4 +1,4 @@
-"""What the three wire formats share: JSON loading, text joining, tool calls, errors, SSE.
+"""What the wire formats share: JSON loading, text joining, tool calls, errors, SSE.
 
 Everything here reads untrusted JSON, so accessors tolerate any shape (a list where an
 object was expected yields an empty object) and nothing raises on bad data.
