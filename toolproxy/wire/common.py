@@ -227,6 +227,19 @@ def offered(
     )
 
 
+def function_tools(tools: Any) -> list[ToolOffered]:
+    """Offered tools in OpenAI's form, `{"type": kind, kind: {name, description,
+    parameters}}` (Chat Completions, Ollama's /api/chat), numbered in order."""
+    found = []
+    for position, tool in enumerate(as_list(tools)):
+        tool = as_dict(tool)
+        kind = as_str(tool.get("type")) or "function"
+        spec = as_dict(tool.get(kind))
+        name = spec.get("name") or tool.get("name")
+        found.append(offered(position, kind, name, spec.get("description"), spec.get("parameters")))
+    return found
+
+
 _UNSET: Any = object()
 
 

@@ -41,9 +41,9 @@ from toolproxy.wire.common import (
     as_list,
     as_str,
     error_message,
+    function_tools,
     joined_text,
     make_call,
-    offered,
     reply_turn,
     request_params,
 )
@@ -52,16 +52,7 @@ from toolproxy.wire.common import (
 def parse_request(body: JsonObject) -> ParsedRequest:
     """An /api/chat request: messages as sent, system messages left in them."""
     messages = body.get("messages")
-    tools = []
-    for position, tool in enumerate(as_list(body.get("tools"))):
-        tool = as_dict(tool)
-        kind = as_str(tool.get("type")) or "function"
-        spec = as_dict(tool.get("function"))
-        tools.append(
-            offered(
-                position, kind, spec.get("name"), spec.get("description"), spec.get("parameters")
-            )
-        )
+    tools = function_tools(body.get("tools"))
     results = [
         ToolResult(
             message_index=index,

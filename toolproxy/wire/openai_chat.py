@@ -36,10 +36,10 @@ from toolproxy.wire.common import (
     as_list,
     as_str,
     error_message,
+    function_tools,
     join_text,
     joined_text,
     make_call,
-    offered,
     reply_turn,
     request_params,
     text_parts,
@@ -49,14 +49,8 @@ from toolproxy.wire.common import (
 def parse_request(body: JsonObject) -> ParsedRequest:
     """A Chat request: messages as sent, system messages left in them (system is None)."""
     messages = body.get("messages")
-    tools = []
     legacy = [{"type": "function", "function": f} for f in as_list(body.get("functions"))]
-    for position, tool in enumerate([*as_list(body.get("tools")), *legacy]):
-        tool = as_dict(tool)
-        kind = as_str(tool.get("type")) or "function"
-        spec = as_dict(tool.get(kind))
-        name = spec.get("name") or tool.get("name")
-        tools.append(offered(position, kind, name, spec.get("description"), spec.get("parameters")))
+    tools = function_tools([*as_list(body.get("tools")), *legacy])
     results = []
     for index, message in enumerate(as_list(messages)):
         message = as_dict(message)
