@@ -25,8 +25,8 @@ from toolproxy.grade.expectations import load_cases
 from toolproxy.replay.config import load_config
 from toolproxy.store.segments import SegmentWriter, encode_row
 
-PATHS = ["/v1/chat/completions", "/v1/responses", "/v1/messages", "/mcp", "/other"]
-TYPES = ["application/json", "text/event-stream", None, "text/plain"]
+PATHS = ["/v1/chat/completions", "/v1/responses", "/v1/messages", "/api/chat", "/mcp", "/other"]
+TYPES = ["application/json", "text/event-stream", "application/x-ndjson", None, "text/plain"]
 FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
 
 json_values = st.recursive(
@@ -45,6 +45,9 @@ shaped = st.fixed_dictionaries(
         "choices": json_values,
         "output": json_values,
         "content": json_values,
+        "message": json_values,
+        "done": json_values,
+        "conversation": json_values,
         "stream": json_values,
         "jsonrpc": st.just("2.0"),
         "method": st.sampled_from(["tools/call", "tools/list", "initialize"]) | st.text(),
@@ -65,6 +68,9 @@ sse = st.lists(
     | st.sampled_from([b"event: message_start\n", b": keep-alive\n\n", b"data: {"]),
     max_size=6,
 ).map(b"".join)
+ndjson = st.lists(
+    shaped.map(lambda v: json.dumps(v).encode() + b"\n") | st.binary(max_size=40), max_size=6
+).map(b"".join)
 
 
 def no_internal_error(result: wire.WireResult) -> None:
@@ -77,7 +83,7 @@ def no_internal_error(result: wire.WireResult) -> None:
     request=bodies,
     status=st.sampled_from([None, 200, 400, 500]),
     content_type=st.sampled_from(TYPES),
-    response=bodies | sse,
+    response=bodies | sse | ndjson,
     complete=st.booleans(),
 )
 def test_wire_parsers_take_any_bytes(path, request, status, content_type, response, complete):
