@@ -306,8 +306,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--formats",
         action="store_true",
-        help="instead: a scripted tour of every wire format (Chat Completions, Responses, "
-        "Anthropic Messages; streamed and not; a malformed call)",
+        help="instead: a scripted tour of the hosted APIs' wire formats (Chat Completions, "
+        "Responses, Anthropic Messages; streamed and not; a malformed call)",
     )
     return parser
 
