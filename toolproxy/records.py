@@ -14,7 +14,13 @@ from pydantic import BaseModel, Field
 from toolproxy.util.jsonfast import canonical_dumps, text_sha256
 
 WireFormat = Literal[
-    "openai_chat", "openai_responses", "anthropic_messages", "ollama_chat", "mcp", "unknown"
+    "openai_chat",
+    "openai_responses",
+    "anthropic_messages",
+    "ollama_chat",
+    "gemini",
+    "mcp",
+    "unknown",
 ]
 
 # How far parsing got. Stable strings, documented in README "Store schema".

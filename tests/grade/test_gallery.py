@@ -46,6 +46,14 @@ from toolproxy.grade.grades import ArgGrade, CallGrade, CaseGrade
             ],
             "book it",
         ),
+        (  # Gemini: text parts; a functionResponse-only user content is skipped
+            [
+                {"role": "user", "parts": [{"text": "Paris and"}, {"text": "Lyon?"}]},
+                {"role": "model", "parts": [{"functionCall": {"name": "f", "args": {}}}]},
+                {"role": "user", "parts": [{"functionResponse": {"name": "f", "response": {}}}]},
+            ],
+            "Paris and\nLyon?",
+        ),
         (None, None),
         ({"role": "user"}, None),
         ([{"role": "assistant", "content": "x"}], None),

@@ -25,7 +25,15 @@ from toolproxy.grade.expectations import load_cases
 from toolproxy.replay.config import load_config
 from toolproxy.store.segments import SegmentWriter, encode_row
 
-PATHS = ["/v1/chat/completions", "/v1/responses", "/v1/messages", "/api/chat", "/mcp", "/other"]
+PATHS = [
+    "/v1/chat/completions",
+    "/v1/responses",
+    "/v1/messages",
+    "/api/chat",
+    "/v1beta/models/m:streamGenerateContent",
+    "/mcp",
+    "/other",
+]
 TYPES = ["application/json", "text/event-stream", "application/x-ndjson", None, "text/plain"]
 FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
 
@@ -48,6 +56,8 @@ shaped = st.fixed_dictionaries(
         "message": json_values,
         "done": json_values,
         "conversation": json_values,
+        "contents": json_values,
+        "candidates": json_values,
         "stream": json_values,
         "jsonrpc": st.just("2.0"),
         "method": st.sampled_from(["tools/call", "tools/list", "initialize"]) | st.text(),

@@ -150,3 +150,11 @@ def test_replies_with_calls_and_results_are_not_lines_of_their_own():
     assert not own_line({"role": "function", "name": "f", "content": "1"})
     assert own_line({"role": "assistant", "content": "hi"})
     assert own_line({"role": "user", "content": "hi"}) and own_line({"content": "no role"})
+
+
+def test_gemini_contents_read_like_the_others():
+    call = {"role": "model", "parts": [{"text": "Checking."}, {"functionCall": {"name": "f"}}]}
+    answer = {"role": "user", "parts": [{"functionResponse": {"name": "f", "response": {}}}]}
+    asked = {"role": "user", "parts": [{"text": "Paris?"}]}
+    assert not own_line(call) and not own_line(answer)
+    assert own_line(asked) and own_line({"role": "model", "parts": [{"text": "18C."}]})

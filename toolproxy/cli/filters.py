@@ -19,6 +19,7 @@ WIRE_FORMATS = (
     "openai_responses",
     "anthropic_messages",
     "ollama_chat",
+    "gemini",
     "mcp",
     "unknown",
 )

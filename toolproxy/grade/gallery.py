@@ -2,7 +2,7 @@
 
 Pure: built from a case's grade, its exchange's recorded messages and its raw tool calls.
 A transcript holds the user's last message (the last user turn with text, in any of the
-four model wire formats; tool-result-only turns are skipped), the assistant's text when it made
+model wire formats; tool-result-only turns are skipped), the assistant's text when it made
 no call, and per graded call: the expected tool, the actual call as emitted
 (`name(arguments_raw)`), the stage that failed, the per-argument buckets and the errors.
 """
@@ -69,8 +69,8 @@ def _text(content: Any) -> str:
 
 
 def last_user_text(messages: Any) -> str | None:
-    """The last user message with text: OpenAI Chat/Responses (a string `input` too) and
-    Anthropic Messages."""
+    """The last user message with text: OpenAI Chat/Responses (a string `input` too),
+    Anthropic Messages, Ollama's /api/chat and Gemini's `contents` (text `parts`)."""
     if isinstance(messages, str):
         return messages
     if not isinstance(messages, list):
@@ -78,6 +78,9 @@ def last_user_text(messages: Any) -> str | None:
     for message in reversed(messages):
         if isinstance(message, dict) and message.get("role") == "user":
             text = _text(message.get("content"))
+            if not text and isinstance(message.get("parts"), list):  # Gemini's
+                texts = [p.get("text") for p in message["parts"] if isinstance(p, dict)]
+                text = "\n".join(t for t in texts if isinstance(t, str) and t)
             if text.strip():
                 return text
     return None

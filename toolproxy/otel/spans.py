@@ -35,6 +35,7 @@ PROVIDERS = {
     "openai_responses": "openai",
     "anthropic_messages": "anthropic",
     "ollama_chat": "ollama",
+    "gemini": "gcp.gemini",
 }
 REQUEST_PARAMS = {  # request parameter -> gen_ai.request.* attribute
     "temperature": "temperature",

@@ -37,6 +37,10 @@ Messages
     ollama_chat         Ollama's /api/chat: much as Chat, its calls given arguments as
                         text and ids, its tool messages the ids of the calls they
                         answer by place (`replay.ollama`); its params mapped there.
+    gemini              `contents`: model contents → assistant messages, function
+                        calls → tool calls (ids made up by place when missing), function
+                        responses → tool messages answering them (`replay.gemini`);
+                        `systemInstruction` → a system message; its params mapped there.
 
 Tools: the `tools_offered` rows of kind `function` in position order, as
 `{"type": "function", "function": {name, description, parameters}}` (no parameters → an
@@ -70,7 +74,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from toolproxy.replay import hosted, legacy, ollama
+from toolproxy.replay import gemini, hosted, legacy, ollama
 from toolproxy.wire.common import SCHEMA_KINDS
 from toolproxy.wire.openai_responses import hosted_call
 
@@ -345,6 +349,8 @@ def _params(wire_format: str, params: dict[str, Any], notes: list[str]) -> dict[
             _anthropic_params(params, out, used)
         elif wire_format == "ollama_chat":
             ollama.chat_params(params, out, used, notes)
+        elif wire_format == "gemini":
+            gemini.chat_params(params, out, used, notes)
         else:
             _responses_params(params, out, used)
     for key in keep:
@@ -395,6 +401,8 @@ def to_chat(
         chat = _anthropic_messages(messages, notes)
     elif wire_format == "ollama_chat":
         chat = ollama.chat_messages(messages, notes)
+    elif wire_format == "gemini":
+        chat = gemini.chat_messages(messages, notes)
     else:
         raise ValueError(f"not a model wire format: {wire_format!r}")
     if system and wire_format != "openai_chat":

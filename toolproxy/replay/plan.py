@@ -76,7 +76,7 @@ from toolproxy.replay.model import RecordedResult, ReplayItem, Step
 from toolproxy.store.filters import MODEL_FORMATS, ExchangeFilter
 from toolproxy.store.queries import exchanges, turns
 from toolproxy.store.rows import ModelTurn, ResultRow
-from toolproxy.wire import anthropic, ollama, openai_chat, openai_responses
+from toolproxy.wire import anthropic, gemini, ollama, openai_chat, openai_responses
 from toolproxy.wire.common import decoded, parse_arguments
 
 _PARSERS: dict[str, Callable[[dict[str, Any]], ParsedRequest]] = {
@@ -84,6 +84,7 @@ _PARSERS: dict[str, Callable[[dict[str, Any]], ParsedRequest]] = {
     "openai_responses": openai_responses.parse_request,
     "anthropic_messages": anthropic.parse_request,
     "ollama_chat": ollama.parse_request,
+    "gemini": gemini.parse_request,
 }
 # A first step that continues a response stored at the provider lacks that conversation.
 STATEFUL_NOTE = (
@@ -101,6 +102,7 @@ _BODY_KEY = {
     "openai_responses": "input",
     "anthropic_messages": "messages",
     "ollama_chat": "messages",
+    "gemini": "contents",
 }
 
 

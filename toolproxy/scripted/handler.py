@@ -39,6 +39,8 @@ def route(path: str) -> Format | None:
     bare = urlsplit(path).path.rstrip("/")
     if bare.startswith("/v1/"):
         bare = bare[3:]
+    if bare.endswith((":generateContent", ":streamGenerateContent")):
+        return "gemini"  # /v1beta/models/{model}:generateContent, Vertex AI's too
     return _ROUTES.get(bare)
 
 
@@ -180,14 +182,20 @@ class Handler(StreamRequestHandler):
             key = by_prompt if by_prompt in playback.script.replies else key
         resolved, play, reply = playback.next_reply(key)
         options = body.get("stream_options")
+        parts = urlsplit(self.target)
+        # Gemini names its model and says it streams in the path; Ollama streams unless
+        # told not to; the others only when asked
+        named, _, method = parts.path.rpartition("/")[2].partition(":")
+        gemini = fmt == "gemini"
+        stream = body.get("stream") is True or (fmt == "ollama" and body.get("stream") is None)
         ctx = Context(
             fmt=fmt,
             key=resolved,
             play=play,
             deterministic=self.upstream.deterministic,
-            model=reply.model or str(body.get("model") or "scripted"),
-            # Ollama streams unless told not to; the others only when asked
-            stream=body.get("stream") is True or (fmt == "ollama" and body.get("stream") is None),
+            model=reply.model or str((named if gemini else body.get("model")) or "scripted"),
+            stream=method == "streamGenerateContent" if gemini else stream,
+            array=gemini and "alt=sse" not in parts.query,
             include_usage=isinstance(options, dict) and options.get("include_usage") is True,
             request=body,
             request_bytes=len(raw),

@@ -11,7 +11,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from toolproxy.scripted import render_anthropic, render_chat, render_ollama, render_responses
+from toolproxy.scripted import (
+    render_anthropic,
+    render_chat,
+    render_gemini,
+    render_ollama,
+    render_responses,
+)
 from toolproxy.scripted.context import Context, Format, dump_json
 from toolproxy.scripted.script import Reply
 
@@ -26,8 +32,17 @@ _RENDERERS: dict[Format, tuple[_Body, _Events]] = {
     "responses": (render_responses.render_body, render_responses.render_events),
     "messages": (render_anthropic.render_body, render_anthropic.render_events),
     "ollama": (render_ollama.render_body, render_ollama.render_events),
+    "gemini": (render_gemini.render_body, render_gemini.render_events),
 }
 
+_GOOGLE_STATUSES = {
+    400: "INVALID_ARGUMENT",
+    401: "UNAUTHENTICATED",
+    403: "PERMISSION_DENIED",
+    404: "NOT_FOUND",
+    429: "RESOURCE_EXHAUSTED",
+    503: "UNAVAILABLE",
+}
 _ANTHROPIC_ERRORS = {
     400: "invalid_request_error",
     401: "authentication_error",
@@ -59,6 +74,9 @@ def error_body(fmt: Format | None, status: int, message: str) -> dict[str, Any]:
     own API, else OpenAI's."""
     if fmt == "ollama":
         return {"error": message}
+    if fmt == "gemini":
+        kind = _GOOGLE_STATUSES.get(status, "INTERNAL" if status >= 500 else "INVALID_ARGUMENT")
+        return {"error": {"code": status, "message": message, "status": kind}}
     if fmt == "messages":
         kind = _ANTHROPIC_ERRORS.get(status, "api_error")
         return {"type": "error", "error": {"type": kind, "message": message}}
@@ -93,7 +111,7 @@ def render(reply: Reply, ctx: Context) -> Plan:
     render_body, render_events = _RENDERERS[ctx.fmt]
     stream = ctx.stream if reply.stream is None else reply.stream
     if stream:
-        kind = NDJSON if ctx.fmt == "ollama" else SSE
+        kind = NDJSON if ctx.fmt == "ollama" else JSON if ctx.array else SSE
         headers = [("content-type", kind), ("cache-control", "no-cache"), *headers]
         return Plan(reply.status, headers, events=render_events(reply, ctx))
     return Plan(reply.status, [("content-type", JSON), *headers], render_body(reply, ctx))

@@ -13,7 +13,13 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-MODEL_FORMATS = ("openai_chat", "openai_responses", "anthropic_messages", "ollama_chat")
+MODEL_FORMATS = (
+    "openai_chat",
+    "openai_responses",
+    "anthropic_messages",
+    "ollama_chat",
+    "gemini",
+)
 REPLAY_PROXY_PREFIX = "replay:"  # the proxy_id of exchanges a replay wrote
 Origin = Literal["captured", "replayed", "any"]
 

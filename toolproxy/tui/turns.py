@@ -134,10 +134,16 @@ def _messages(request: dict[str, Any]) -> list[dict[str, Any]]:
 
 def own_line(message: dict[str, Any]) -> bool:
     """Whether a request message is a transcript line of its own: a reply with calls
-    (`tool_calls`, or the legacy `function_call`) is shown in the turn that made it, and a
-    result (`tool`, or legacy `function`) under the call it answered."""
+    (`tool_calls`, the legacy `function_call`, Gemini's `functionCall` parts) is shown in
+    the turn that made it, and a result (`tool`, legacy `function`, a content of Gemini's
+    `functionResponse` parts) under the call it answered."""
     role = message.get("role", "?")
     if role == "assistant" and (message.get("tool_calls") or message.get("function_call")):
+        return False
+    parts = [p for p in message.get("parts") or [] if isinstance(p, dict)]  # Gemini's
+    if any("functionCall" in p or "function_call" in p for p in parts) or (
+        parts and all("functionResponse" in p or "function_response" in p for p in parts)
+    ):
         return False
     return role not in ("tool", "function")
 
@@ -191,7 +197,8 @@ def turn_lines(
     new = messages[seen:] if len(messages) >= seen else messages
     for m in new:
         if own_line(m):
-            lines.append(f"{m.get('role', '?')}: {_text(m.get('content'))}")
+            said = m.get("content", m.get("parts"))  # Gemini's contents have parts
+            lines.append(f"{m.get('role', '?')}: {_text(said)}")
     lines += offered_lines(d.offered, server_tools, tools_open)
     results = {r.index: r for r in d.results}
     executions = {m.linked_call_id: m for m in d.mcp}

@@ -27,7 +27,7 @@ from toolproxy.records import (
     WireFormat,
     WireResult,
 )
-from toolproxy.wire import anthropic, mcp, ollama, openai_chat, openai_responses
+from toolproxy.wire import anthropic, gemini, mcp, ollama, openai_chat, openai_responses
 from toolproxy.wire.body import decode_body
 from toolproxy.wire.common import (
     Codec,
@@ -55,7 +55,9 @@ _CODECS: dict[WireFormat, Codec] = {
     "openai_responses": openai_responses.CODEC,
     "anthropic_messages": anthropic.CODEC,
     "ollama_chat": ollama.CODEC,
+    "gemini": gemini.CODEC,
 }
+_GEMINI = (":generatecontent", ":streamgeneratecontent")  # a path's last segment ends so
 # What an event-stream body can start with; a JSON body never does.
 
 
@@ -76,8 +78,9 @@ def detect_format(
     allowed (``/openai/deployments/x/chat/completions?api-version=...``). Vertex AI's
     ``...:rawPredict`` / ``...:streamRawPredict`` is anthropic_messages when the body has
     ``anthropic_version`` and ``messages``. ``.../api/chat`` is ollama_chat (Ollama's own
-    API; its OpenAI-compatible ``/v1/chat/completions`` is openai_chat). Anything else is
-    'unknown'.
+    API; its OpenAI-compatible ``/v1/chat/completions`` is openai_chat).
+    ``.../models/{model}:generateContent`` and ``:streamGenerateContent`` are gemini (the
+    Gemini API's and Vertex AI's). Anything else is 'unknown'.
     """
     if mcp.is_mcp(method, request_json, request_headers):
         return "mcp"
@@ -94,6 +97,8 @@ def detect_format(
         return "anthropic_messages"
     if last == "chat" and segments[-2:-1] == ["api"]:
         return "ollama_chat"
+    if last.endswith(_GEMINI):
+        return "gemini"
     if (
         last.endswith((":rawpredict", ":streamrawpredict"))
         and isinstance(request_json, dict)
@@ -195,13 +200,18 @@ def _parse(
     if problem is None and isinstance(request_json, dict):
         body: dict[str, Any] = request_json
         request, problem = _attempt(lambda: codec.parse_request(body))
+        if request is not None and wire_format == "gemini":  # the path says these
+            model, _, method = path.split("?", 1)[0].rpartition("/")[2].partition(":")
+            request.model = request.model or model or None
+            request.stream = method.lower() == "streamgeneratecontent"
     elif problem is None:
         problem = f"expected a JSON object, got {type(request_json).__name__}"
     errors = [f"request: {problem}"] if problem else []
 
     ndjson = wire_format == "ollama_chat"  # the one API here that streams NDJSON
+    array = wire_format == "gemini"  # and the one whose stream may be one JSON array
     outcome, crash = _attempt(
-        lambda: _parse_response(codec, status, content_type, response_body, complete, ndjson)
+        lambda: _parse_response(codec, status, content_type, response_body, complete, ndjson, array)
     )
     response, fatal, notes = outcome if outcome is not None else (None, crash, [])
     errors += [f"response: {fatal}"] if fatal else []
@@ -223,16 +233,21 @@ def _parse_response(
     body: bytes,
     complete: bool,
     ndjson: bool = False,
+    array: bool = False,
 ) -> tuple[ParsedResponse | None, str | None, list[str]]:
     """(response, fatal problem, partial notes) for one response body (`ndjson`: the API
-    streams newline-delimited JSON, told by its shape too)."""
+    streams newline-delimited JSON, told by its shape too; `array`: a JSON array is the
+    stream's chunks)."""
     if status is None and not body:
         return None, None, ["none received"]
     failed = status is not None and status >= 400
     lines = is_ndjson(content_type, body, expected=ndjson)
-    if lines or is_event_stream(content_type, body):
+    chunks = array and body.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"[")
+    if lines or chunks or is_event_stream(content_type, body):
         if lines:
             stream = ndjson_stream(body, complete)
+        elif chunks:
+            stream = gemini.array_stream(body, complete)
         else:
             events, ended = iter_sse_events(body)
             # Cut off, a body on an event boundary has not ended: only the stream's own
