@@ -69,12 +69,12 @@ refuses them without tools). `stream` is not a param here: each `Step` carries i
 from __future__ import annotations
 
 import copy
-import json
 from typing import Any
 
 from pydantic import BaseModel, Field
 
 from toolproxy.replay import gemini, hosted, legacy, ollama
+from toolproxy.replay.chatmsg import answer, assistant, chat_call, compact, function_choice
 from toolproxy.wire.common import SCHEMA_KINDS
 from toolproxy.wire.openai_responses import hosted_call
 
@@ -129,9 +129,6 @@ def _text(content: Any, notes: list[str], where: str) -> str:
     return "\n".join(pieces)
 
 
-_call, _assistant = hosted.chat_call, hosted.assistant
-
-
 def _responses_messages(items: Any, notes: list[str]) -> list[dict[str, Any]]:
     if isinstance(items, str):
         return [{"role": "user", "content": items}]
@@ -146,7 +143,7 @@ def _responses_messages(items: Any, notes: list[str]) -> list[dict[str, Any]]:
 
     def close() -> None:
         if open_text or open_calls:
-            out.append(_assistant("\n".join(t for t in open_text if t), list(open_calls)))
+            out.append(assistant("\n".join(t for t in open_text if t), list(open_calls)))
             open_text.clear()
             open_calls.clear()
         out.extend(answers)
@@ -164,11 +161,11 @@ def _responses_messages(items: Any, notes: list[str]) -> list[dict[str, Any]]:
             open_text.append(_text(item.get("content"), notes, f"input[{n}]"))
         elif kind == "function_call":
             args = item.get("arguments")
-            open_calls.append(_call(item.get("call_id"), item.get("name"), args or ""))
+            open_calls.append(chat_call(item.get("call_id"), item.get("name"), args or ""))
         elif hosted_call(item):
             call_id = item.get("id")
-            open_calls.append(_call(call_id, item.get("name"), item.get("arguments") or ""))
-            answers.append(hosted.answer(call_id, results.get(str(call_id), hosted.NO_RESULT)))
+            open_calls.append(chat_call(call_id, item.get("name"), item.get("arguments") or ""))
+            answers.append(answer(call_id, results.get(str(call_id), hosted.NO_RESULT)))
             said += 1
         elif kind in _SILENT_ITEMS or hosted.is_consumed(item):
             continue
@@ -182,7 +179,7 @@ def _responses_messages(items: Any, notes: list[str]) -> list[dict[str, Any]]:
                 notes.append(f"input[{n}]: dropped the output of a dropped custom-tool call")
                 continue
             content = _text(item.get("output"), notes, f"input[{n}]")
-            out.append({"role": "tool", "tool_call_id": item.get("call_id"), "content": content})
+            out.append(answer(item.get("call_id"), content))
         elif kind == "custom_tool_call_output":
             notes.append(f"input[{n}]: dropped a custom-tool output (custom tools are dropped)")
         else:
@@ -226,19 +223,17 @@ def _anthropic_messages(messages: Any, notes: list[str]) -> list[dict[str, Any]]
             if kind == "text":
                 texts.append(str(block.get("text") or ""))
             elif kind == "tool_use":
-                args = json.dumps(block.get("input"), separators=(",", ":"), ensure_ascii=False)
-                calls.append(_call(block.get("id"), block.get("name"), args))
+                args = compact(block.get("input"))
+                calls.append(chat_call(block.get("id"), block.get("name"), args))
             elif kind == "tool_result":
                 content = _text(block.get("content"), notes, f"messages[{n}] tool_result")
-                results.append(
-                    {"role": "tool", "tool_call_id": block.get("tool_use_id"), "content": content}
-                )
+                results.append(answer(block.get("tool_use_id"), content))
             elif kind not in _SILENT_BLOCKS:
                 notes.append(f"messages[{n}]: dropped a {kind} block")
         text = "\n".join(texts)
         if role == "assistant":
             if text or calls:
-                out.append(_assistant(text, calls))
+                out.append(assistant(text, calls))
             continue
         out.extend(results)
         if text or not results:
@@ -276,10 +271,6 @@ def _tools(rows: list[dict[str, Any]], notes: list[str]) -> list[dict[str, Any]]
     return tools
 
 
-def _function_choice(name: Any) -> dict[str, Any]:
-    return {"type": "function", "function": {"name": name}}
-
-
 def _anthropic_params(params: dict[str, Any], out: dict[str, Any], used: set[str]) -> None:
     choice = params.get("tool_choice")
     if isinstance(choice, dict):
@@ -287,7 +278,7 @@ def _anthropic_params(params: dict[str, Any], out: dict[str, Any], used: set[str
         kind = choice.get("type")
         mapped = {"auto": "auto", "any": "required", "none": "none"}.get(str(kind))
         if kind == "tool":
-            out["tool_choice"] = _function_choice(choice.get("name"))
+            out["tool_choice"] = function_choice(choice.get("name"))
         elif mapped is not None:
             out["tool_choice"] = mapped
         else:
@@ -308,10 +299,10 @@ def _responses_params(params: dict[str, Any], out: dict[str, Any], used: set[str
         if isinstance(choice, str):
             out["tool_choice"] = choice
         elif kind == "function":
-            out["tool_choice"] = _function_choice(choice.get("name"))
+            out["tool_choice"] = function_choice(choice.get("name"))
         elif kind == "allowed_tools":
             tools = [
-                _function_choice(t.get("name"))
+                function_choice(t.get("name"))
                 for t in choice.get("tools") or []
                 if isinstance(t, dict) and t.get("type") == "function"
             ]

@@ -19,9 +19,9 @@ The capture reads Gemini's `contents` (`wire.gemini`); a replay sends:
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
+from toolproxy.replay.chatmsg import answer, assistant, chat_call, compact, function_choice
 from toolproxy.wire.gemini import field, json_schema
 
 PREFIX = "call_gemini_"
@@ -33,10 +33,6 @@ _CONFIG = {
     "seed": "seed",
 }
 _MODES = {"AUTO": "auto", "ANY": "required", "NONE": "none", "VALIDATED": "auto"}
-
-
-def _compact(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
 def chat_messages(contents: Any, notes: list[str]) -> list[dict[str, Any]]:
@@ -62,11 +58,8 @@ def chat_messages(contents: Any, notes: list[str]) -> list[dict[str, Any]]:
                 call_id = call.get("id") if isinstance(call.get("id"), str) else None
                 made += call_id is None
                 call_id = call_id or f"{PREFIX}{n}_{len(calls)}"
-                text = _compact(call.get("args", {}))
-                calls.append(
-                    {"id": call_id, "type": "function",
-                     "function": {"name": call.get("name"), "arguments": text}}
-                )  # fmt: skip
+                text = compact(call.get("args", {}))
+                calls.append(chat_call(call_id, call.get("name"), text))
             elif isinstance(reply, dict):
                 own = reply.get("id") if isinstance(reply.get("id"), str) else None
                 if own is None and not waiting:
@@ -75,16 +68,13 @@ def chat_messages(contents: Any, notes: list[str]) -> list[dict[str, Any]]:
                 own = own or waiting[0]
                 waiting = [w for w in waiting if w != own]
                 response = reply.get("response")
-                text = response if isinstance(response, str) else _compact(response)
-                answers.append({"role": "tool", "tool_call_id": own, "content": text})
+                text = response if isinstance(response, str) else compact(response)
+                answers.append(answer(own, text))
             elif not part.get("thoughtSignature") and not part.get("thought_signature"):
                 kinds = ", ".join(sorted(str(k) for k in part)) or "empty"
                 notes.append(f"contents[{n}]: dropped a part ({kinds}: no text)")
         if content.get("role") == "model":
-            message: dict[str, Any] = {"role": "assistant", "content": "\n".join(texts) or None}
-            if calls:
-                message["tool_calls"] = calls
-            out.append(message)
+            out.append(assistant("\n".join(texts), calls))
             waiting = [c["id"] for c in calls]
             continue
         out.extend(answers)
@@ -114,7 +104,7 @@ def chat_params(
             used.add(name)
             allowed = field(calling, "allowedFunctionNames") or []
             if mode.upper() == "ANY" and isinstance(allowed, list) and len(allowed) == 1:
-                out["tool_choice"] = {"type": "function", "function": {"name": allowed[0]}}
+                out["tool_choice"] = function_choice(allowed[0])
             else:
                 out["tool_choice"] = _MODES[mode.upper()]
 

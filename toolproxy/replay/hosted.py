@@ -23,26 +23,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from toolproxy.replay.chatmsg import answer, assistant, chat_call, compact
+
 NO_RESULT = "no result recorded"
 DENIED = "not approved by the agent"
-
-
-def chat_call(call_id: Any, name: Any, arguments: str) -> dict[str, Any]:
-    """One entry of a Chat assistant message's `tool_calls`."""
-    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments}}
-
-
-def assistant(text: str, calls: list[dict[str, Any]]) -> dict[str, Any]:
-    """A Chat assistant message (`content` None when there is no text)."""
-    message: dict[str, Any] = {"role": "assistant", "content": text or None}
-    if calls:
-        message["tool_calls"] = calls
-    return message
-
-
-def answer(call_id: Any, content: str) -> dict[str, Any]:
-    """The `tool` message answering a call."""
-    return {"role": "tool", "tool_call_id": call_id, "content": content}
 
 
 def _outcome(item: dict[str, Any]) -> str:
@@ -115,7 +99,7 @@ def anthropic_assistant(blocks: list[Any], notes: list[str], where: str) -> list
         if kind == "text":
             texts.append(str(block.get("text") or ""))
         elif kind in ("tool_use", "mcp_tool_use"):
-            args = json.dumps(block.get("input"), separators=(",", ":"), ensure_ascii=False)
+            args = compact(block.get("input"))
             calls.append(chat_call(block.get("id"), block.get("name"), args))
             if kind == "mcp_tool_use":
                 pending.append(block.get("id"))

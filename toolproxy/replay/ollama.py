@@ -16,8 +16,9 @@ one after an assistant message answers its k-th call). A replay sends:
 
 from __future__ import annotations
 
-import json
 from typing import Any
+
+from toolproxy.replay.chatmsg import answer, assistant, chat_call, compact
 
 PREFIX = "call_ollama_"
 _OPTIONS = {"temperature": "temperature", "top_p": "top_p", "seed": "seed", "stop": "stop"}
@@ -33,7 +34,8 @@ def chat_messages(messages: Any, notes: list[str]) -> list[dict[str, Any]]:
             notes.append(f"messages[{n}]: dropped a non-object message")
             continue
         role = message.get("role") or "user"
-        content = message.get("content") if isinstance(message.get("content"), str) else ""
+        said = message.get("content")
+        content = said if isinstance(said, str) else ""
         if message.get("images"):
             notes.append(f"messages[{n}]: dropped its images (no text)")
         if role == "assistant":
@@ -49,16 +51,10 @@ def chat_messages(messages: Any, notes: list[str]) -> list[dict[str, Any]]:
                 made += call_id is None
                 call_id = call_id or f"{PREFIX}{n}_{k}"
                 arguments = spec.get("arguments", {})
-                text = arguments if isinstance(arguments, str) else _compact(arguments)
+                text = arguments if isinstance(arguments, str) else compact(arguments)
                 ids.append(call_id)
-                calls.append(
-                    {"id": call_id, "type": "function",
-                     "function": {"name": spec.get("name"), "arguments": text}}
-                )  # fmt: skip
-            reply: dict[str, Any] = {"role": "assistant", "content": content or None}
-            if calls:
-                reply["tool_calls"] = calls
-            out.append(reply)
+                calls.append(chat_call(call_id, spec.get("name"), text))
+            out.append(assistant(content, calls))
             waiting = ids
         elif role == "tool":
             own = message.get("tool_call_id")
@@ -69,16 +65,12 @@ def chat_messages(messages: Any, notes: list[str]) -> list[dict[str, Any]]:
             else:
                 notes.append(f"messages[{n}]: dropped a tool message with no call to answer")
                 continue
-            out.append({"role": "tool", "tool_call_id": own, "content": content})
+            out.append(answer(own, content))
         else:
             out.append({"role": role, "content": content})
     if made:
         notes.append(f"messages: {made} call(s) without an id given one ({PREFIX}<message>_<k>)")
     return out
-
-
-def _compact(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
 def chat_params(
