@@ -79,6 +79,8 @@ def test_schema_spellings_and_nesting():
                 "any": {"anyOf": [number, boolean]},
             },
         },
+        "minItems": "1",  # int64: a string in the API's JSON
+        "maxItems": 3,
     }
     assert json_schema(api) == {
         "type": "array",
@@ -89,6 +91,8 @@ def test_schema_spellings_and_nesting():
                 "any": {"anyOf": [{"type": "number"}, {"type": "boolean"}]},
             },
         },
+        "minItems": 1,
+        "maxItems": 3,
     }
     snake = parse_request(
         {"tools": [{"function_declarations": [{"name": "f", "parameters": {"type": "STRING"}}]}]}

@@ -57,6 +57,10 @@ from toolproxy.wire.common import (
 
 _NOT_PARAMS = frozenset({"contents", "systemInstruction", "system_instruction", "tools", "model"})
 _SCHEMA_TYPES = frozenset({"STRING", "NUMBER", "INTEGER", "BOOLEAN", "ARRAY", "OBJECT", "NULL"})
+# int64 fields of the API's Schema, which its JSON spells as strings ("minItems": "1")
+_COUNTS = frozenset(
+    {"minItems", "maxItems", "minLength", "maxLength", "minProperties", "maxProperties"}
+)
 
 
 def field(value: JsonObject, camel: str) -> Any:
@@ -112,7 +116,7 @@ def offered_tools(tools: Any) -> list[ToolOffered]:
 
 def json_schema(schema: Any) -> Any:
     """The JSON Schema an API `Schema` means: enum-name types in lower case, `nullable`
-    as a null type, the rest as it stands."""
+    as a null type, counts spelled as strings as numbers, the rest as it stands."""
     if isinstance(schema, list):
         return [json_schema(s) for s in schema]
     if not isinstance(schema, dict):
@@ -121,6 +125,8 @@ def json_schema(schema: Any) -> Any:
     for key, value in schema.items():
         if key == "type" and isinstance(value, str) and value.upper() in _SCHEMA_TYPES:
             out[key] = value.lower()
+        elif key in _COUNTS and isinstance(value, str) and value.isdigit():
+            out[key] = int(value)
         elif key in ("properties", "$defs", "definitions") and isinstance(value, dict):
             out[key] = {name: json_schema(s) for name, s in value.items()}
         elif key in ("items", "anyOf", "oneOf", "allOf", "not", "additionalProperties"):
