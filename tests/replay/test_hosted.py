@@ -140,3 +140,8 @@ def test_a_connector_call_without_its_result_is_still_answered():
         ("mcptoolu_1", hosted.NO_RESULT),
     ]
     assert notes == ["messages[1]: dropped a image block"]
+
+
+def test_a_message_is_the_connector_s_when_it_holds_its_blocks():
+    assert hosted.is_connector([{"type": "text"}, {"type": "mcp_tool_result"}])
+    assert not hosted.is_connector([{"type": "tool_use"}, "odd"])

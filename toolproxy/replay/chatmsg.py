@@ -30,6 +30,16 @@ def answer(call_id: Any, content: str) -> dict[str, Any]:
     return {"role": "tool", "tool_call_id": call_id, "content": content}
 
 
+def answered(own: Any, waiting: list[str]) -> str | None:
+    """The call a result answers: its own id when it names one, else the first call still
+    `waiting` (the calls of the assistant message before it, taken by place); that call is
+    no longer waiting. None: it names none and none waits."""
+    if isinstance(own, str):
+        waiting[:] = [w for w in waiting if w != own]
+        return own
+    return waiting.pop(0) if waiting else None
+
+
 def function_choice(name: Any) -> dict[str, Any]:
     """A `tool_choice` that names one function."""
     return {"type": "function", "function": {"name": name}}

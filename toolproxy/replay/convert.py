@@ -33,7 +33,6 @@ Messages
                         blocks are dropped with a note. An assistant message with the MCP
                         connector's `mcp_tool_use` / `mcp_tool_result` blocks → tool calls
                         answered by those results, in block order (`replay.hosted`), noted.
-
     ollama_chat         Ollama's /api/chat: much as Chat, its calls given arguments as
                         text and ids, its tool messages the ids of the calls they
                         answer by place (`replay.ollama`); its params mapped there.
@@ -195,12 +194,6 @@ def _responses_messages(items: Any, notes: list[str]) -> list[dict[str, Any]]:
     return out
 
 
-def _connector(blocks: list[Any]) -> bool:
-    """Whether an Anthropic message's blocks hold the MCP connector's (`hosted`)."""
-    kinds = ("mcp_tool_use", "mcp_tool_result")
-    return any(isinstance(b, dict) and b.get("type") in kinds for b in blocks)
-
-
 def _anthropic_messages(messages: Any, notes: list[str]) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     said = 0
@@ -211,7 +204,7 @@ def _anthropic_messages(messages: Any, notes: list[str]) -> list[dict[str, Any]]
         role = message.get("role") or "user"
         content = message.get("content")
         blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
-        if role == "assistant" and isinstance(blocks, list) and _connector(blocks):
+        if role == "assistant" and isinstance(blocks, list) and hosted.is_connector(blocks):
             out += hosted.anthropic_assistant(blocks, notes, f"messages[{n}]")
             said += 1
             continue

@@ -21,7 +21,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from toolproxy.replay.chatmsg import answer, assistant, chat_call, compact, function_choice
+from toolproxy.replay.chatmsg import (
+    answer,
+    answered,
+    assistant,
+    chat_call,
+    compact,
+    function_choice,
+)
 from toolproxy.wire.gemini import field, json_schema
 
 PREFIX = "call_gemini_"
@@ -61,12 +68,10 @@ def chat_messages(contents: Any, notes: list[str]) -> list[dict[str, Any]]:
                 text = compact(call.get("args", {}))
                 calls.append(chat_call(call_id, call.get("name"), text))
             elif isinstance(reply, dict):
-                own = reply.get("id") if isinstance(reply.get("id"), str) else None
-                if own is None and not waiting:
+                own = answered(reply.get("id"), waiting)
+                if own is None:
                     notes.append(f"contents[{n}]: dropped a function response with no call")
                     continue
-                own = own or waiting[0]
-                waiting = [w for w in waiting if w != own]
                 response = reply.get("response")
                 text = response if isinstance(response, str) else compact(response)
                 answers.append(answer(own, text))

@@ -70,6 +70,12 @@ def is_consumed(item: dict[str, Any]) -> bool:
     return kind in ("mcp_list_tools", "mcp_approval_response")
 
 
+def is_connector(blocks: list[Any]) -> bool:
+    """Whether an Anthropic message's blocks hold the MCP connector's."""
+    kinds = ("mcp_tool_use", "mcp_tool_result")
+    return any(isinstance(b, dict) and b.get("type") in kinds for b in blocks)
+
+
 def anthropic_assistant(blocks: list[Any], notes: list[str], where: str) -> list[dict[str, Any]]:
     """An Anthropic assistant message holding MCP connector blocks, as Chat messages in
     block order: text and calls, each `mcp_tool_result` a `tool` message after them, the

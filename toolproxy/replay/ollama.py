@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from toolproxy.replay.chatmsg import answer, assistant, chat_call, compact
+from toolproxy.replay.chatmsg import answer, answered, assistant, chat_call, compact
 
 PREFIX = "call_ollama_"
 _OPTIONS = {"temperature": "temperature", "top_p": "top_p", "seed": "seed", "stop": "stop"}
@@ -57,12 +57,8 @@ def chat_messages(messages: Any, notes: list[str]) -> list[dict[str, Any]]:
             out.append(assistant(content, calls))
             waiting = ids
         elif role == "tool":
-            own = message.get("tool_call_id")
-            if isinstance(own, str):
-                waiting = [w for w in waiting if w != own]
-            elif waiting:
-                own = waiting.pop(0)
-            else:
+            own = answered(message.get("tool_call_id"), waiting)
+            if own is None:
                 notes.append(f"messages[{n}]: dropped a tool message with no call to answer")
                 continue
             out.append(answer(own, content))
