@@ -200,18 +200,14 @@ def _parse(
     if problem is None and isinstance(request_json, dict):
         body: dict[str, Any] = request_json
         request, problem = _attempt(lambda: codec.parse_request(body))
-        if request is not None and wire_format == "gemini":  # the path says these
-            model, _, method = path.split("?", 1)[0].rpartition("/")[2].partition(":")
-            request.model = request.model or model or None
-            request.stream = method.lower() == "streamgeneratecontent"
+        if request is not None and codec.from_path is not None:
+            codec.from_path(request, path)
     elif problem is None:
         problem = f"expected a JSON object, got {type(request_json).__name__}"
     errors = [f"request: {problem}"] if problem else []
 
-    ndjson = wire_format == "ollama_chat"  # the one API here that streams NDJSON
-    array = wire_format == "gemini"  # and the one whose stream may be one JSON array
     outcome, crash = _attempt(
-        lambda: _parse_response(codec, status, content_type, response_body, complete, ndjson, array)
+        lambda: _parse_response(codec, status, content_type, response_body, complete)
     )
     response, fatal, notes = outcome if outcome is not None else (None, crash, [])
     errors += [f"response: {fatal}"] if fatal else []
@@ -232,17 +228,14 @@ def _parse_response(
     content_type: str | None,
     body: bytes,
     complete: bool,
-    ndjson: bool = False,
-    array: bool = False,
 ) -> tuple[ParsedResponse | None, str | None, list[str]]:
-    """(response, fatal problem, partial notes) for one response body (`ndjson`: the API
-    streams newline-delimited JSON, told by its shape too; `array`: a JSON array is the
-    stream's chunks)."""
+    """(response, fatal problem, partial notes) for one response body (a stream framed
+    as `codec.framing` says, or as SSE)."""
     if status is None and not body:
         return None, None, ["none received"]
     failed = status is not None and status >= 400
-    lines = is_ndjson(content_type, body, expected=ndjson)
-    chunks = array and body.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"[")
+    lines = is_ndjson(content_type, body, expected=codec.framing == "ndjson")
+    chunks = codec.framing == "array" and body.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"[")
     if lines or chunks or is_event_stream(content_type, body):
         if lines:
             stream = ndjson_stream(body, complete)

@@ -49,11 +49,16 @@ class DecodedStream:
 
 
 class Codec(NamedTuple):
-    """The three functions each format module provides to parse_exchange."""
+    """What each format module provides to parse_exchange: three parsers, what the path
+    says of a request where the body does not (Gemini's model and streaming), and how its
+    streams are framed when not as SSE ("ndjson", told by its shape too; "array": one
+    JSON array of chunks)."""
 
     parse_request: Callable[[JsonObject], ParsedRequest]
     parse_response: Callable[[JsonObject], ParsedResponse]
     parse_stream: Callable[[DecodedStream], tuple[ParsedResponse, list[str]]]
+    from_path: Callable[[ParsedRequest, str], None] | None = None
+    framing: str = "sse"
 
 
 def load_json(data: bytes | str) -> tuple[Any, str | None]:

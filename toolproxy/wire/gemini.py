@@ -7,7 +7,7 @@
   (the system text), `tools[].functionDeclarations` (the offered tools), `toolConfig`,
   `generationConfig`, `safetySettings` as params. Field names are read in both of the
   spellings the API accepts (`functionCall` and `function_call`). The model and whether it
-  streams are in the path, not the body (`wire.parse_exchange` sets them).
+  streams are in the path, not the body (`from_path`, which `wire.parse_exchange` calls).
 - A tool's schema: `parametersJsonSchema` as it is, else `parameters`, an OpenAPI-style
   schema whose types are upper-case enum names (`OBJECT`, `STRING`) and where `nullable`
   stands for a null type: it is turned into the JSON Schema it means (`json_schema`), so a
@@ -274,4 +274,12 @@ def _is_text(part: JsonObject) -> bool:
     return isinstance(part.get("text"), str) and part.get("thought") is not True
 
 
-CODEC = Codec(parse_request, parse_response, parse_stream)
+def from_path(request: ParsedRequest, path: str) -> None:
+    """The model (unless the body names one) and whether it streams, from the path:
+    `.../models/{model}:generateContent` or `:streamGenerateContent`."""
+    model, _, method = path.split("?", 1)[0].rpartition("/")[2].partition(":")
+    request.model = request.model or model or None
+    request.stream = method.lower() == "streamgeneratecontent"
+
+
+CODEC = Codec(parse_request, parse_response, parse_stream, from_path, framing="array")

@@ -155,4 +155,4 @@ def parse_stream(stream: DecodedStream) -> tuple[ParsedResponse, list[str]]:
     return response, notes
 
 
-CODEC = Codec(parse_request, parse_response, parse_stream)
+CODEC = Codec(parse_request, parse_response, parse_stream, framing="ndjson")
