@@ -19,6 +19,7 @@ WireFormat = Literal[
     "anthropic_messages",
     "ollama_chat",
     "gemini",
+    "bedrock_converse",
     "mcp",
     "unknown",
 ]

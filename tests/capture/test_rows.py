@@ -14,6 +14,7 @@ from toolproxy.capture.rows import (
 from toolproxy.capture.session import SessionTracker
 from toolproxy.capture.tap import RawExchange
 from toolproxy.records import ParsedResponse
+from toolproxy.wire.eventstream import encode
 
 KEY = "sk-capture-secret-123456"
 REQUEST = {
@@ -189,6 +190,17 @@ def test_classify_error_kinds():
     assert classify_error(r(), ParsedResponse()) == (None, None)
 
 
+def test_a_stream_the_provider_ended_with_an_error_keeps_its_message():
+    """An error event in a 200 stream (Anthropic's overloaded_error, Bedrock's
+    throttlingException) ends it before its terminator: the provider's words, not
+    "ended before its terminator", are the message."""
+    ended = ParsedResponse(complete=False, error="overloaded_error: Overloaded")
+    assert classify_error(raw(status_code=200), ended) == (
+        "stream_cut",
+        "overloaded_error: Overloaded",
+    )
+
+
 def test_decode_tps_rules():
     streamed = raw(first_byte=1.0, last_byte=3.0)
     assert decode_tps(streamed, True, 10) == 5.0
@@ -212,6 +224,17 @@ def test_each_event_of_a_stream_gets_the_time_its_last_byte_arrived():
     assert sse_times(raw(arrivals=[(0, 100.5)])) is None  # not an event stream
     gzipped = [("content-type", "text/event-stream"), ("content-encoding", "gzip")]
     assert sse_times(raw(response_headers=gzipped, arrivals=[(0, 100.5)])) is None
+
+
+def test_each_message_of_an_aws_event_stream_gets_its_arrival_too():
+    first = encode({":event-type": "messageStart"}, b'{"role":"assistant"}')
+    second = encode({":event-type": "messageStop"}, b'{"stopReason":"end_turn"}')
+    stream = raw(
+        response_headers=[("content-type", "application/vnd.amazon.eventstream")],
+        response_body=first + second,
+        arrivals=[(0, 100.5), (len(first), 100.75)],
+    )
+    assert sse_times(stream) == [500.0, 750.0]
 
 
 def test_fallback_rows_keep_the_raw_exchange_without_secrets():

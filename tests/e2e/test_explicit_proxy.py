@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -70,3 +71,76 @@ def test_https_proxy_with_the_mitmproxy_ca(tmp_path, capture):
         ("https", "POST", "/v1/chat/completions", "openai_chat"),
         ("https", "GET", "/v1/models", "unknown"),
     ]
+
+
+BEDROCK = """
+import os, boto3
+client = boto3.client("bedrock-runtime", region_name="us-east-1",
+                      endpoint_url=os.environ["UPSTREAM"], aws_access_key_id="AKIAEXPLICIT0001",
+                      aws_secret_access_key="explicit-secret-key-0123456789")
+events = client.converse_stream(modelId="anthropic.claude-3-5-haiku-20241022-v1:0",
+                                messages=[{"role": "user", "content": [{"text": "Lyon?"}]}])
+print([e for e in events["stream"] if "contentBlockStart" in e][0]["contentBlockStart"])
+"""
+
+
+def _signature_holds(request, url: str) -> bool:
+    """Whether the request the upstream got still carries a valid SigV4 signature for what
+    it holds: signed again from its own headers, at its own time, it signs the same."""
+    from botocore.auth import SigV4Auth
+    from botocore.awsrequest import AWSRequest
+    from botocore.credentials import Credentials
+
+    headers = {k: v for k, v in request.headers.items() if k != "authorization"}
+    signed = request.headers["authorization"].split("SignedHeaders=")[1].split(",")[0]
+    again = AWSRequest(
+        method=request.method,
+        url=url + request.path,
+        data=request.raw,
+        headers={k: v for k, v in headers.items() if k in signed.split(";")},
+    )
+    auth = SigV4Auth(
+        Credentials("AKIAEXPLICIT0001", "explicit-secret-key-0123456789"), "bedrock", "us-east-1"
+    )
+    again.context["timestamp"] = headers["x-amz-date"]  # signed at the time it says
+    signature = auth.signature(auth.string_to_sign(again, auth.canonical_request(again)), again)
+    return request.headers["authorization"].endswith(f"Signature={signature}")
+
+
+def test_bedrock_through_https_proxy_keeps_its_signature(tmp_path, capture):
+    """As the README tells Bedrock users: explicit proxy mode, boto3 trusting mitmproxy's CA
+    through AWS_CA_BUNDLE; the request reaches the upstream with its SigV4 signature valid
+    for what arrived, and the ConverseStream is recorded."""
+    cert, key = make_cert(tmp_path)
+    reply = Reply(tool_calls=[ScriptedCall(name="get_weather", arguments={"city": "Lyon"})])
+    confdir = tmp_path / "mitmproxy"
+    with ScriptedUpstream(Script.of(reply), tls=server_context(cert, key)) as upstream:
+        spec = ProxySpec(
+            capture=capture,
+            port=free_port(),
+            flush_interval=0.05,
+            confdir=str(confdir),
+            extra=["--set", f"ssl_verify_upstream_trusted_ca={cert}"],
+        )
+        with RunningProxy(spec) as proxy:
+            env = {
+                **os.environ,
+                "HTTPS_PROXY": proxy.url,
+                "AWS_CA_BUNDLE": str(confdir / "mitmproxy-ca-cert.pem"),
+                "UPSTREAM": upstream.url,
+            }
+            env.pop("NO_PROXY", None)
+            env.pop("no_proxy", None)
+            sdk = subprocess.run(
+                [sys.executable, "-c", BEDROCK], env=env, capture_output=True, text=True
+            )
+            assert sdk.returncode == 0, sdk.stderr
+            assert "get_weather" in sdk.stdout
+            rows = wait_rows(capture, "SELECT wire_format, parse_status FROM exchanges", 1)
+            assert_clean(proxy.stop())
+        (received,) = upstream.requests
+        assert _signature_holds(received, upstream.url)
+        # what a reverse proxy does (the host rewritten to the provider's) breaks it
+        moved = {**received.headers, "host": "bedrock-runtime.us-east-1.amazonaws.com"}
+        assert not _signature_holds(dataclasses.replace(received, headers=moved), upstream.url)
+    assert rows == [("bedrock_converse", "ok")]

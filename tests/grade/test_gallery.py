@@ -54,6 +54,14 @@ from toolproxy.grade.grades import ArgGrade, CallGrade, CaseGrade
             ],
             "Paris and\nLyon?",
         ),
+        (  # Bedrock Converse: untyped text blocks; a toolResult-only user message is skipped
+            [
+                {"role": "user", "content": [{"text": "Oslo"}, {"image": {}}, {"text": "now?"}]},
+                {"role": "assistant", "content": [{"toolUse": {"toolUseId": "t", "name": "f"}}]},
+                {"role": "user", "content": [{"toolResult": {"toolUseId": "t", "content": []}}]},
+            ],
+            "Oslo\nnow?",
+        ),
         (None, None),
         ({"role": "user"}, None),
         ([{"role": "assistant", "content": "x"}], None),

@@ -24,6 +24,7 @@ from toolproxy.errors import UserError
 from toolproxy.grade.expectations import load_cases
 from toolproxy.replay.config import load_config
 from toolproxy.store.segments import SegmentWriter, encode_row
+from toolproxy.wire import eventstream
 
 PATHS = [
     "/v1/chat/completions",
@@ -31,10 +32,19 @@ PATHS = [
     "/v1/messages",
     "/api/chat",
     "/v1beta/models/m:streamGenerateContent",
+    "/model/anthropic.claude%3A0/converse-stream",
+    "/model/m/invoke-with-response-stream",
     "/mcp",
     "/other",
 ]
-TYPES = ["application/json", "text/event-stream", "application/x-ndjson", None, "text/plain"]
+TYPES = [
+    "application/json",
+    "text/event-stream",
+    "application/x-ndjson",
+    "application/vnd.amazon.eventstream",
+    None,
+    "text/plain",
+]
 FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
 
 json_values = st.recursive(
@@ -58,6 +68,12 @@ shaped = st.fixed_dictionaries(
         "conversation": json_values,
         "contents": json_values,
         "candidates": json_values,
+        "anthropic_version": json_values,
+        "toolConfig": json_values,
+        "contentBlockIndex": json_values,
+        "delta": json_values,
+        "start": json_values,
+        "bytes": json_values,
         "stream": json_values,
         "jsonrpc": st.just("2.0"),
         "method": st.sampled_from(["tools/call", "tools/list", "initialize"]) | st.text(),
@@ -82,6 +98,25 @@ ndjson = st.lists(
     shaped.map(lambda v: json.dumps(v).encode() + b"\n") | st.binary(max_size=40), max_size=6
 ).map(b"".join)
 
+# AWS event streams (Bedrock's): whole messages with damaged headers and payloads, cut
+# messages, and bytes that only look like a prelude
+headers = st.dictionaries(
+    st.sampled_from([":event-type", ":message-type", ":exception-type", ":error-message"])
+    | st.text(max_size=8),
+    st.sampled_from(["chunk", "event", "exception", "error", "contentBlockDelta"])
+    | st.text(max_size=12),
+    max_size=4,
+)
+aws_messages = st.lists(
+    st.builds(lambda h, v: eventstream.encode(h, json.dumps(v).encode()), headers, shaped)
+    | st.builds(eventstream.encode, headers, st.binary(max_size=40))
+    | st.binary(max_size=24),
+    max_size=6,
+).map(b"".join)
+aws = st.tuples(aws_messages, st.integers(min_value=0, max_value=400)).map(
+    lambda pair: pair[0][: pair[1]] if pair[1] < len(pair[0]) else pair[0]
+)
+
 
 def no_internal_error(result: wire.WireResult) -> None:
     assert "internal error" not in (result.parse_error or ""), result.parse_error
@@ -93,7 +128,7 @@ def no_internal_error(result: wire.WireResult) -> None:
     request=bodies,
     status=st.sampled_from([None, 200, 400, 500]),
     content_type=st.sampled_from(TYPES),
-    response=bodies | sse | ndjson,
+    response=bodies | sse | ndjson | aws,
     complete=st.booleans(),
 )
 def test_wire_parsers_take_any_bytes(path, request, status, content_type, response, complete):

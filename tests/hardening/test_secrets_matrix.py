@@ -53,6 +53,9 @@ def locations() -> dict[str, tuple[str, list[tuple[str, str]], bytes]]:
         "authorization": ("", [ct, ("Authorization", f"Bearer {KEY}")], REQUEST),
         "x_api_key": ("", [ct, ("x-api-key", KEY)], REQUEST),
         "query": (f"&key={quote(KEY, safe='')}", [ct], REQUEST),
+        # AWS (Bedrock): the SigV4 session token as a header, and in a presigned URL's query
+        "aws_session_token": ("", [ct, ("X-Amz-Security-Token", KEY)], REQUEST),
+        "aws_presigned_query": (f"&X-Amz-Security-Token={quote(KEY, safe='')}", [ct], REQUEST),
         "json_body": ("", [ct], json.dumps(BODY | {"api_key": KEY}).encode()),
         "invalid_json_body": ("", [ct], b'{"api_key": "' + KEY.encode() + b'", "model": '),
         # credentials the body carries for the provider: a hosted MCP server's header

@@ -59,6 +59,13 @@ def test_route_with_and_without_v1() -> None:
     assert route("/v1/embeddings") is None
 
 
+def test_bedrocks_paths_route_by_their_action() -> None:
+    assert route("/model/anthropic.claude-v2%3A1/converse") == "converse"
+    assert route("/model/m/converse-stream") == "converse"
+    assert route("/model/m/invoke") == route("/model/m/invoke-with-response-stream") == "messages"
+    assert route("/model/m/count-tokens") is None and route("/converse") is None
+
+
 def test_unknown_path_and_method_are_404_json(scripted_upstream: ScriptedUpstream) -> None:
     status, headers, body = post(scripted_upstream, "/v1/embeddings", b"{}")
     assert status == 404 and headers["content-type"] == "application/json"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import gzip
 import json
 import zlib
@@ -9,7 +10,15 @@ import zlib
 import pytest
 
 from toolproxy.scripted.context import Context, Format
-from toolproxy.scripted.render import JSON, SSE, Plan, encode_gzip, error_body, render
+from toolproxy.scripted.render import (
+    EVENTSTREAM,
+    JSON,
+    SSE,
+    Plan,
+    encode_gzip,
+    error_body,
+    render,
+)
 from toolproxy.scripted.script import Reply
 
 
@@ -87,6 +96,29 @@ def test_raw_body_goes_out_verbatim_with_its_content_type() -> None:
         [("content-type", "text/html"), ("x-request-id", "req_default_0001"), ("x-a", "1")],
         b"not json {",
     )
+
+
+def test_binary_raw_body_goes_out_as_its_bytes() -> None:
+    raw = b"\x00\x00\x00\x10\xff\xfe not UTF-8"
+    reply = Reply(raw_body_b64=base64.b64encode(raw).decode(), content_type=EVENTSTREAM)
+    plan = render(reply, Context("converse", stream=True, bedrock=True))
+    assert plan.body == raw and header(plan, "content-type") == EVENTSTREAM
+
+
+def test_bedrock_errors_say_their_kind_in_a_header_and_a_message_body() -> None:
+    plan = render(Reply(status=429), Context("messages", bedrock=True))
+    assert header(plan, "x-amzn-errortype").startswith("ThrottlingException:")
+    assert json.loads(plan.body) == {"message": "scripted error 429"}
+    assert header(render(Reply(status=418), Context("converse", bedrock=True)), "x-amzn-errortype")
+    assert error_body("converse", 400, "bad") == {"message": "bad"}
+
+
+def test_a_bedrock_stream_is_an_aws_event_stream() -> None:
+    plan = render(Reply(text="hi"), Context("converse", stream=True, bedrock=True))
+    assert header(plan, "content-type") == EVENTSTREAM and plan.events
+    chunks = render(Reply(text="hi"), Context("messages", stream=True, bedrock=True))
+    assert header(chunks, "content-type") == EVENTSTREAM
+    assert chunks.events and chunks.events[0][:4] != b"even"  # binary messages, not SSE
 
 
 def test_gzip_of_a_body_decodes_back() -> None:

@@ -158,3 +158,12 @@ def test_gemini_contents_read_like_the_others():
     asked = {"role": "user", "parts": [{"text": "Paris?"}]}
     assert not own_line(call) and not own_line(answer)
     assert own_line(asked) and own_line({"role": "model", "parts": [{"text": "18C."}]})
+
+
+def test_converse_messages_read_like_the_others():
+    use = {"toolUse": {"toolUseId": "t", "name": "f", "input": {}}}
+    call = {"role": "assistant", "content": [{"text": "Checking."}, use]}
+    answer = {"role": "user", "content": [{"toolResult": {"toolUseId": "t", "content": []}}]}
+    assert not own_line(call) and not own_line(answer)
+    assert own_line({"role": "user", "content": [{"text": "Paris?"}]})
+    assert own_line({"role": "assistant", "content": [{"text": "18C."}]})

@@ -155,3 +155,21 @@ def test_an_event_stream_as_one_line_per_event():
     assert lines[2].endswith("x" * 160 + "…") and lines[-1] == ""
     assert sse_lines(body, "utf-8", [1.0])[1].startswith("  #    1  delta")  # times don't fit
     assert sse_lines(body, "base64", None) == [] and sse_lines('{"a": 1}', "utf-8", None) == []
+
+
+def test_an_aws_event_stream_as_one_line_per_message():
+    import base64
+
+    from toolproxy.tui.views import sse_lines
+    from toolproxy.wire.eventstream import encode
+
+    body = encode({":event-type": "messageStart"}, b'{"role":"assistant"}') + encode(
+        {":message-type": "exception", ":exception-type": "throttlingException"},
+        b'{"message":"slow down"}',
+    )
+    stored = base64.b64encode(body + body[:9]).decode()  # the capture keeps binary as base64
+    lines = sse_lines(stored, "base64", [5.0, 9.5])
+    assert lines[0] == "AWS event-stream messages (2, cut short):"
+    assert lines[1] == '  +      5.0 ms  messageStart           {"role":"assistant"}'
+    assert lines[2].startswith('  +      9.5 ms  throttlingException    {"message"')
+    assert sse_lines(base64.b64encode(b"\x89PNG binary").decode(), "base64", None) == []

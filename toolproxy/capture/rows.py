@@ -23,6 +23,7 @@ from toolproxy.records import (
     WireResult,
 )
 from toolproxy.store.segments import child_rows
+from toolproxy.wire import eventstream
 from toolproxy.wire.body import body_text, one_encoding
 from toolproxy.wire.sse import event_ends
 
@@ -84,7 +85,8 @@ def classify_error(
     if status >= 400:
         return "http_4xx", api_error or f"HTTP {status}"
     if response is not None and not response.complete:
-        return "stream_cut", "response ended before its terminator"
+        # an error event ended it (overloaded, throttled): the provider's words say why
+        return "stream_cut", api_error or "response ended before its terminator"
     return None, None
 
 
@@ -115,15 +117,21 @@ def decode_tps(raw: RawExchange, streamed: bool, output_tokens: int | None) -> f
 
 def sse_times(raw: RawExchange) -> list[float] | None:
     """Each event's arrival, ms after the request started: the time the chunk holding its
-    last byte came in (None when the response is not an event stream with recorded chunks,
-    or came compressed: chunk offsets then count compressed bytes)."""
-    kind = _header(raw.response_headers, "content-type") or ""
+    last byte came in (None when the response is not an event stream, SSE or AWS's, with
+    recorded chunks, or came compressed: chunk offsets then count compressed bytes)."""
+    kind = (_header(raw.response_headers, "content-type") or "").lower()
     coding = (_header(raw.response_headers, "content-encoding") or "identity").strip().lower()
-    if not raw.arrivals or "text/event-stream" not in kind or coding != "identity":
+    if not raw.arrivals or coding != "identity":
+        return None
+    if "text/event-stream" in kind:
+        ends = event_ends(raw.response_body)
+    elif eventstream.CONTENT_TYPE in kind:
+        ends = eventstream.message_ends(raw.response_body)
+    else:
         return None
     starts = [offset for offset, _ in raw.arrivals]
     times = []
-    for end in event_ends(raw.response_body):
+    for end in ends:
         _, at = raw.arrivals[max(bisect_right(starts, end - 1) - 1, 0)]
         times.append(round((at - raw.started_at) * 1000, 3))
     return times

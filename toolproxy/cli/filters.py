@@ -20,6 +20,7 @@ WIRE_FORMATS = (
     "anthropic_messages",
     "ollama_chat",
     "gemini",
+    "bedrock_converse",
     "mcp",
     "unknown",
 )

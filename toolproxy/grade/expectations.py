@@ -16,7 +16,7 @@ A case says what should have happened for one model turn::
       # messages: [...]              #   its own conversation (wire format's messages)
       # tools: [...]                 #   and tools block (only with messages)
       # wire_format: openai_chat     #   openai_chat | openai_responses | anthropic_messages
-      #                              #   | ollama_chat | gemini
+      #                              #   | ollama_chat | gemini | bedrock_converse
       expect: call                   # call (default) | no_call (the model should answer in
                                      #   text) | output (structured output: instead of calls,
                                      #   `output: {field: MATCHER}` and allow_extra_fields;

@@ -55,14 +55,15 @@ def clip(text: str | None, limit: int = TEXT_LIMIT) -> str | None:
 
 
 def _text(content: Any) -> str:
-    """Text parts of a message's content: a string, or a list of text/input_text parts."""
+    """Text parts of a message's content: a string, or a list of text/input_text parts
+    (or of untyped `text` blocks: Bedrock Converse's)."""
     if isinstance(content, str):
         return content
     if isinstance(content, list):
         parts = [
             p.get("text", "")
             for p in content
-            if isinstance(p, dict) and p.get("type") in ("text", "input_text")
+            if isinstance(p, dict) and p.get("type", "text") in ("text", "input_text")
         ]
         return "\n".join(p for p in parts if isinstance(p, str) and p)
     return ""
@@ -70,7 +71,8 @@ def _text(content: Any) -> str:
 
 def last_user_text(messages: Any) -> str | None:
     """The last user message with text: OpenAI Chat/Responses (a string `input` too),
-    Anthropic Messages, Ollama's /api/chat and Gemini's `contents` (text `parts`)."""
+    Anthropic Messages, Ollama's /api/chat, Gemini's `contents` (text `parts`) and
+    Bedrock Converse's `messages`."""
     if isinstance(messages, str):
         return messages
     if not isinstance(messages, list):

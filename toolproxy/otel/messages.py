@@ -10,7 +10,7 @@ from typing import Any
 
 from toolproxy.records import Turn
 from toolproxy.store.rows import CallRow
-from toolproxy.wire import anthropic, gemini, ollama, openai_chat, openai_responses
+from toolproxy.wire import anthropic, bedrock, gemini, ollama, openai_chat, openai_responses
 
 type AttrValue = str | bool | int | float | list[str]
 
@@ -44,6 +44,8 @@ def turns_of(wire_format: str | None, system: Any, messages: Any) -> list[Turn]:
         return ollama.build_turns(messages)
     if wire_format == "gemini":
         return gemini.build_turns(system, messages)
+    if wire_format == "bedrock_converse":
+        return bedrock.build_turns(system, messages)
     return []
 
 

@@ -36,6 +36,7 @@ PROVIDERS = {
     "anthropic_messages": "anthropic",
     "ollama_chat": "ollama",
     "gemini": "gcp.gemini",
+    "bedrock_converse": "aws.bedrock",
 }
 REQUEST_PARAMS = {  # request parameter -> gen_ai.request.* attribute
     "temperature": "temperature",

@@ -33,13 +33,11 @@ Messages
                         blocks are dropped with a note. An assistant message with the MCP
                         connector's `mcp_tool_use` / `mcp_tool_result` blocks → tool calls
                         answered by those results, in block order (`replay.hosted`), noted.
-    ollama_chat         Ollama's /api/chat: much as Chat, its calls given arguments as
-                        text and ids, its tool messages the ids of the calls they
-                        answer by place (`replay.ollama`); its params mapped there.
-    gemini              `contents`: model contents → assistant messages, function
-                        calls → tool calls (ids made up by place when missing), function
-                        responses → tool messages answering them (`replay.gemini`);
-                        `systemInstruction` → a system message; its params mapped there.
+    ollama_chat,        Ollama's /api/chat, Gemini's `contents` and Bedrock Converse's
+    gemini,             `messages`: their calls → tool calls (ids made up by place where
+    bedrock_converse    there are none), their results → the tool messages answering
+                        them, their params mapped: `replay.ollama`, `replay.gemini`,
+                        `replay.bedrock`.
 
 Tools: the `tools_offered` rows of kind `function` in position order, as
 `{"type": "function", "function": {name, description, parameters}}` (no parameters → an
@@ -72,7 +70,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from toolproxy.replay import gemini, hosted, legacy, ollama
+from toolproxy.replay import bedrock, gemini, hosted, legacy, ollama
 from toolproxy.replay.chatmsg import answer, assistant, chat_call, compact, function_choice
 from toolproxy.wire.common import SCHEMA_KINDS
 from toolproxy.wire.openai_responses import hosted_call
@@ -100,12 +98,8 @@ class ChatRequest(BaseModel):
 
     messages: list[dict[str, Any]] = Field(description="Chat Completions messages")
     tools: list[dict[str, Any]] = Field(default_factory=list, description="Chat tools block")
-    params: dict[str, Any] = Field(
-        default_factory=dict, description="request params with Chat names and forms"
-    )
-    notes: list[str] = Field(
-        default_factory=list, description="what was dropped or changed, one line each"
-    )
+    params: dict[str, Any] = Field(default_factory=dict, description="params, in Chat's forms")
+    notes: list[str] = Field(default_factory=list, description="what was dropped or changed")
 
 
 def _text(content: Any, notes: list[str], where: str) -> str:
@@ -239,6 +233,15 @@ def _anthropic_messages(messages: Any, notes: list[str]) -> list[dict[str, Any]]
     return out
 
 
+_MESSAGES = {  # each format's conversation as Chat messages (openai_chat: as sent)
+    "openai_responses": _responses_messages,
+    "anthropic_messages": _anthropic_messages,
+    "ollama_chat": ollama.chat_messages,
+    "gemini": gemini.chat_messages,
+    "bedrock_converse": bedrock.chat_messages,
+}
+
+
 def _tools(rows: list[dict[str, Any]], notes: list[str]) -> list[dict[str, Any]]:
     tools = []
     listed = 0
@@ -264,7 +267,9 @@ def _tools(rows: list[dict[str, Any]], notes: list[str]) -> list[dict[str, Any]]
     return tools
 
 
-def _anthropic_params(params: dict[str, Any], out: dict[str, Any], used: set[str]) -> None:
+def _anthropic_params(
+    params: dict[str, Any], out: dict[str, Any], used: set[str], _notes: list[str]
+) -> None:
     choice = params.get("tool_choice")
     if isinstance(choice, dict):
         used.add("tool_choice")
@@ -284,7 +289,9 @@ def _anthropic_params(params: dict[str, Any], out: dict[str, Any], used: set[str
             used.add(source)
 
 
-def _responses_params(params: dict[str, Any], out: dict[str, Any], used: set[str]) -> None:
+def _responses_params(
+    params: dict[str, Any], out: dict[str, Any], used: set[str], _notes: list[str]
+) -> None:
     choice = params.get("tool_choice")
     if choice is not None:
         used.add("tool_choice")
@@ -320,6 +327,14 @@ def _responses_params(params: dict[str, Any], out: dict[str, Any], used: set[str
         used.add("text")
 
 
+_PARAMS = {  # the formats' own params mapping (any other: the Responses API's)
+    "anthropic_messages": _anthropic_params,
+    "ollama_chat": ollama.chat_params,
+    "gemini": gemini.chat_params,
+    "bedrock_converse": bedrock.chat_params,
+}
+
+
 def _params(wire_format: str, params: dict[str, Any], notes: list[str]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     used: set[str] = set()
@@ -329,14 +344,7 @@ def _params(wire_format: str, params: dict[str, Any], notes: list[str]) -> dict[
         legacy.tool_choice(params, notes)
     else:
         keep = ("temperature", "top_p", "parallel_tool_calls")
-        if wire_format == "anthropic_messages":
-            _anthropic_params(params, out, used)
-        elif wire_format == "ollama_chat":
-            ollama.chat_params(params, out, used, notes)
-        elif wire_format == "gemini":
-            gemini.chat_params(params, out, used, notes)
-        else:
-            _responses_params(params, out, used)
+        _PARAMS.get(wire_format, _responses_params)(params, out, used, notes)
     for key in keep:
         if key in params and key not in used:
             out[key] = params[key]
@@ -379,14 +387,8 @@ def to_chat(
     notes: list[str] = []
     if wire_format == "openai_chat":
         chat = legacy.modern_messages(_chat_messages(messages, owned, notes), notes)
-    elif wire_format == "openai_responses":
-        chat = _responses_messages(messages, notes)
-    elif wire_format == "anthropic_messages":
-        chat = _anthropic_messages(messages, notes)
-    elif wire_format == "ollama_chat":
-        chat = ollama.chat_messages(messages, notes)
-    elif wire_format == "gemini":
-        chat = gemini.chat_messages(messages, notes)
+    elif wire_format in _MESSAGES:
+        chat = _MESSAGES[wire_format](messages, notes)
     else:
         raise ValueError(f"not a model wire format: {wire_format!r}")
     if system and wire_format != "openai_chat":

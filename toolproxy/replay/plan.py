@@ -76,7 +76,7 @@ from toolproxy.replay.model import RecordedResult, ReplayItem, Step
 from toolproxy.store.filters import MODEL_FORMATS, ExchangeFilter
 from toolproxy.store.queries import exchanges, turns
 from toolproxy.store.rows import ModelTurn, ResultRow
-from toolproxy.wire import anthropic, gemini, ollama, openai_chat, openai_responses
+from toolproxy.wire import anthropic, bedrock, gemini, ollama, openai_chat, openai_responses
 from toolproxy.wire.common import decoded, parse_arguments
 
 _PARSERS: dict[str, Callable[[dict[str, Any]], ParsedRequest]] = {
@@ -85,6 +85,7 @@ _PARSERS: dict[str, Callable[[dict[str, Any]], ParsedRequest]] = {
     "anthropic_messages": anthropic.parse_request,
     "ollama_chat": ollama.parse_request,
     "gemini": gemini.parse_request,
+    "bedrock_converse": bedrock.parse_request,
 }
 # A first step that continues a response stored at the provider lacks that conversation.
 STATEFUL_NOTE = (
@@ -103,6 +104,7 @@ _BODY_KEY = {
     "anthropic_messages": "messages",
     "ollama_chat": "messages",
     "gemini": "contents",
+    "bedrock_converse": "messages",
 }
 
 

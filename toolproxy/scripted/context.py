@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from toolproxy.scripted.script import Reply, ScriptedCall
 
-Format = Literal["chat", "responses", "messages", "ollama", "gemini"]
+Format = Literal["chat", "responses", "messages", "ollama", "gemini", "converse"]
 
 # 2023-11-14T22:13:20Z: any fixed instant will do; this one is easy to spot.
 FIXED_CREATED = 1_700_000_000
@@ -37,6 +37,7 @@ class Context:
     stream: bool = False
     include_usage: bool = False
     array: bool = False  # a Gemini stream as one JSON array (no `alt=sse` asked)
+    bedrock: bool = False  # on a Bedrock path: streams in AWS event-stream messages, its errors
     request: dict[str, Any] = field(default_factory=dict)
     request_bytes: int = 0
     token: str = field(init=False)

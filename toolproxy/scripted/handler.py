@@ -15,7 +15,7 @@ from email.utils import formatdate
 from http import HTTPStatus
 from socketserver import StreamRequestHandler
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 from toolproxy.scripted.context import FIXED_CREATED, Context, Format, dump_json
 from toolproxy.scripted.render import JSON, Plan, encode_gzip, error_body, render
@@ -30,6 +30,14 @@ _ROUTES: dict[str, Format] = {
     "/messages": "messages",
     "/api/chat": "ollama",
 }
+# Bedrock's actions: Converse, and InvokeModel with an Anthropic Messages body
+_BEDROCK: dict[str, Format] = {
+    "converse": "converse",
+    "converse-stream": "converse",
+    "invoke": "messages",
+    "invoke-with-response-stream": "messages",
+}
+_BEDROCK_STREAMS = ("converse-stream", "invoke-with-response-stream")
 _PLAIN = Reply()
 _LINE_LIMIT = 65536
 
@@ -41,6 +49,9 @@ def route(path: str) -> Format | None:
         bare = bare[3:]
     if bare.endswith((":generateContent", ":streamGenerateContent")):
         return "gemini"  # /v1beta/models/{model}:generateContent, Vertex AI's too
+    segments = bare.split("/")
+    if len(segments) >= 3 and segments[-3] == "model":  # Bedrock: /model/{modelId}/{action}
+        return _BEDROCK.get(segments[-1])
     return _ROUTES.get(bare)
 
 
@@ -183,19 +194,27 @@ class Handler(StreamRequestHandler):
         resolved, play, reply = playback.next_reply(key)
         options = body.get("stream_options")
         parts = urlsplit(self.target)
-        # Gemini names its model and says it streams in the path; Ollama streams unless
-        # told not to; the others only when asked
+        # Gemini and Bedrock name the model and say it streams in the path; Ollama
+        # streams unless told not to; the others only when asked
         named, _, method = parts.path.rpartition("/")[2].partition(":")
         gemini = fmt == "gemini"
+        segments = parts.path.rstrip("/").split("/")
+        bedrock = len(segments) >= 3 and segments[-3] == "model"
         stream = body.get("stream") is True or (fmt == "ollama" and body.get("stream") is None)
+        if gemini:
+            stream = method == "streamGenerateContent"
+        elif bedrock:
+            named, stream = unquote(segments[-2]), segments[-1] in _BEDROCK_STREAMS
         ctx = Context(
             fmt=fmt,
             key=resolved,
             play=play,
             deterministic=self.upstream.deterministic,
-            model=reply.model or str((named if gemini else body.get("model")) or "scripted"),
-            stream=method == "streamGenerateContent" if gemini else stream,
+            model=reply.model
+            or str((named if gemini or bedrock else body.get("model")) or "scripted"),
+            stream=stream,
             array=gemini and "alt=sse" not in parts.query,
+            bedrock=bedrock,
             include_usage=isinstance(options, dict) and options.get("include_usage") is True,
             request=body,
             request_bytes=len(raw),

@@ -5,6 +5,7 @@ Pure: the server only writes a `Plan` out, with the reply's timing and breakage.
 
 from __future__ import annotations
 
+import base64
 import gzip
 import zlib
 from collections.abc import Callable
@@ -13,6 +14,7 @@ from typing import Any
 
 from toolproxy.scripted import (
     render_anthropic,
+    render_bedrock,
     render_chat,
     render_gemini,
     render_ollama,
@@ -24,6 +26,7 @@ from toolproxy.scripted.script import Reply
 JSON = "application/json"
 SSE = "text/event-stream; charset=utf-8"
 NDJSON = "application/x-ndjson"  # Ollama's streams
+EVENTSTREAM = "application/vnd.amazon.eventstream"  # Bedrock's
 
 _Body = Callable[[Reply, Context], bytes]
 _Events = Callable[[Reply, Context], list[bytes]]
@@ -33,6 +36,7 @@ _RENDERERS: dict[Format, tuple[_Body, _Events]] = {
     "messages": (render_anthropic.render_body, render_anthropic.render_events),
     "ollama": (render_ollama.render_body, render_ollama.render_events),
     "gemini": (render_gemini.render_body, render_gemini.render_events),
+    "converse": (render_bedrock.render_body, render_bedrock.render_events),
 }
 
 _GOOGLE_STATUSES = {
@@ -51,6 +55,15 @@ _ANTHROPIC_ERRORS = {
     413: "request_too_large",
     429: "rate_limit_error",
     529: "overloaded_error",
+}
+
+_BEDROCK_ERRORS = {
+    400: "ValidationException",
+    403: "AccessDeniedException",
+    404: "ResourceNotFoundException",
+    424: "ModelErrorException",
+    429: "ThrottlingException",
+    503: "ServiceUnavailableException",
 }
 
 
@@ -74,6 +87,8 @@ def error_body(fmt: Format | None, status: int, message: str) -> dict[str, Any]:
     own API, else OpenAI's."""
     if fmt == "ollama":
         return {"error": message}
+    if fmt == "converse":  # Bedrock's (its kind goes in the x-amzn-errortype header)
+        return {"message": message}
     if fmt == "gemini":
         kind = _GOOGLE_STATUSES.get(status, "INTERNAL" if status >= 500 else "INVALID_ARGUMENT")
         return {"error": {"code": status, "message": message, "status": kind}}
@@ -102,16 +117,24 @@ def render(reply: Reply, ctx: Context) -> Plan:
     content_type = ("content-type", reply.content_type or JSON)
     if reply.raw_body is not None:
         return Plan(reply.status, [content_type, *headers], reply.raw_body.encode())
+    if reply.raw_body_b64 is not None:
+        raw = base64.b64decode(reply.raw_body_b64)
+        return Plan(reply.status, [content_type, *headers], raw)
     if reply.status >= 400:
         body = reply.error_body
+        if ctx.bedrock:
+            kind = _BEDROCK_ERRORS.get(reply.status, "InternalServerException")
+            headers.append(("x-amzn-errortype", f"{kind}:http://internal.amazon.com/coral/"))
         if body is None:
-            body = error_body(ctx.fmt, reply.status, f"scripted error {reply.status}")
+            fmt = "converse" if ctx.bedrock else ctx.fmt
+            body = error_body(fmt, reply.status, f"scripted error {reply.status}")
         raw = body.encode() if isinstance(body, str) else dump_json(body)
         return Plan(reply.status, [content_type, *headers], raw)
     render_body, render_events = _RENDERERS[ctx.fmt]
     stream = ctx.stream if reply.stream is None else reply.stream
     if stream:
         kind = NDJSON if ctx.fmt == "ollama" else JSON if ctx.array else SSE
+        kind = EVENTSTREAM if ctx.bedrock else kind
         headers = [("content-type", kind), ("cache-control", "no-cache"), *headers]
         return Plan(reply.status, headers, events=render_events(reply, ctx))
     return Plan(reply.status, [("content-type", JSON), *headers], render_body(reply, ctx))

@@ -1,7 +1,9 @@
-"""Anthropic Messages replies: a `message` object or its named SSE events."""
+"""Anthropic Messages replies: a `message` object or its named SSE events (or, through
+Bedrock's InvokeModelWithResponseStream, the same events in AWS event-stream chunks)."""
 
 from __future__ import annotations
 
+import base64
 import json
 from typing import Any
 
@@ -15,6 +17,13 @@ from toolproxy.scripted.context import (
     split_text,
 )
 from toolproxy.scripted.script import Reply
+from toolproxy.wire.eventstream import encode
+
+CHUNK_HEADERS = {
+    ":event-type": "chunk",
+    ":content-type": "application/json",
+    ":message-type": "event",
+}
 
 
 def _stop_reason(reply: Reply) -> str:
@@ -80,7 +89,21 @@ def render_body(reply: Reply, ctx: Context) -> bytes:
 
 
 def render_events(reply: Reply, ctx: Context) -> list[bytes]:
-    """The event stream: message_start, blocks with deltas, message_delta, message_stop."""
+    """The event stream as SSE, or as Bedrock's InvokeModelWithResponseStream sends it
+    (`ctx.bedrock`: each event's JSON, base64, in a `chunk` message)."""
+    if ctx.bedrock:
+        return [eventstream_chunk(p) for p in event_payloads(reply, ctx)]
+    return [frame_sse(p, event=p["type"]) for p in event_payloads(reply, ctx)]
+
+
+def eventstream_chunk(payload: dict[str, Any]) -> bytes:
+    """One event as an AWS event-stream `chunk` message (``{"bytes": <base64 JSON>}``)."""
+    inner = base64.b64encode(dump_json(payload)).decode()
+    return encode(CHUNK_HEADERS, dump_json({"bytes": inner}))
+
+
+def event_payloads(reply: Reply, ctx: Context) -> list[dict[str, Any]]:
+    """The events: message_start, blocks with deltas, message_delta, message_stop."""
     payloads: list[dict[str, Any]] = [
         {"type": "message_start", "message": _message(reply, ctx, [], final=False)}
     ]
@@ -114,4 +137,4 @@ def render_events(reply: Reply, ctx: Context) -> list[bytes]:
         }
     )
     payloads.append({"type": "message_stop"})
-    return [frame_sse(p, event=p["type"]) for p in payloads]
+    return payloads

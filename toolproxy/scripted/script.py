@@ -63,6 +63,11 @@ class Reply(BaseModel):
     )
     retry_after: float | None = Field(default=None, description="Retry-After header value")
     raw_body: str | None = Field(default=None, description="sent verbatim instead of a reply")
+    raw_body_b64: str | None = Field(
+        default=None,
+        description="bytes sent verbatim instead of a reply, base64-encoded: a binary body"
+        " (an AWS event stream, bytes that are not UTF-8)",
+    )
     content_type: str | None = Field(default=None, description="for raw_body/error_body")
     stream: bool | None = Field(default=None, description="None follows the request")
     delay_s: float = Field(default=0.0, description="sleep before the status line")

@@ -19,6 +19,7 @@ MODEL_FORMATS = (
     "anthropic_messages",
     "ollama_chat",
     "gemini",
+    "bedrock_converse",
 )
 REPLAY_PROXY_PREFIX = "replay:"  # the proxy_id of exchanges a replay wrote
 Origin = Literal["captured", "replayed", "any"]

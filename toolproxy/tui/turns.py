@@ -134,15 +134,22 @@ def _messages(request: dict[str, Any]) -> list[dict[str, Any]]:
 
 def own_line(message: dict[str, Any]) -> bool:
     """Whether a request message is a transcript line of its own: a reply with calls
-    (`tool_calls`, the legacy `function_call`, Gemini's `functionCall` parts) is shown in
-    the turn that made it, and a result (`tool`, legacy `function`, a content of Gemini's
-    `functionResponse` parts) under the call it answered."""
+    (`tool_calls`, the legacy `function_call`, Gemini's `functionCall` parts, Converse's
+    `toolUse` blocks) is shown in the turn that made it, and a result (`tool`, legacy
+    `function`, a content of Gemini's `functionResponse` parts or of Converse's
+    `toolResult` blocks) under the call it answered."""
     role = message.get("role", "?")
     if role == "assistant" and (message.get("tool_calls") or message.get("function_call")):
         return False
     parts = [p for p in message.get("parts") or [] if isinstance(p, dict)]  # Gemini's
     if any("functionCall" in p or "function_call" in p for p in parts) or (
         parts and all("functionResponse" in p or "function_response" in p for p in parts)
+    ):
+        return False
+    content = message.get("content")
+    blocks = [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
+    if any("toolUse" in b for b in blocks) or (  # Bedrock Converse's
+        blocks and all("toolResult" in b for b in blocks)
     ):
         return False
     return role not in ("tool", "function")

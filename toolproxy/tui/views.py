@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import csv
 import io
 import json
@@ -13,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from toolproxy.store.rows import ExchangeDetail, FailureRow, RunRow, SessionRow
 from toolproxy.util.table import call_text
 from toolproxy.wire.common import decoded
+from toolproxy.wire.eventstream import is_eventstream, messages
 from toolproxy.wire.sse import iter_sse_events
 
 if TYPE_CHECKING:  # annotations only: the sessions screen loads without the grader
@@ -156,19 +158,42 @@ SSE_DATA_SHOWN = 160  # characters of an event's data on its line
 
 def sse_lines(body: str | None, encoding: str | None, times: Any) -> list[str]:
     """An event-stream body as one line per event: its arrival (ms after the request
-    started, when recorded), its type and its data; nothing for a body that is no stream."""
-    if not body or encoding == "base64":
+    started, when recorded), its type and its data; nothing for a body that is no stream.
+    An AWS event stream (Bedrock's, stored as base64: it is binary) is read message by
+    message, its `:event-type` (or exception type) and payload shown the same way."""
+    if not body:
         return []
-    events, ended = iter_sse_events(body.encode("utf-8"))
-    if not events:
+    if encoding == "base64":
+        shown, ended = _aws_events(base64.b64decode(body))
+        title = "AWS event-stream messages"
+    else:
+        events, ended = iter_sse_events(body.encode("utf-8"))
+        shown, title = [(e.event, e.data) for e in events], "SSE events"
+    if not shown:
         return []
-    timed = isinstance(times, list) and len(times) == len(events)
-    lines = [f"SSE events ({len(events)}{'' if ended else ', cut short'}):"]
-    for n, e in enumerate(events):
+    timed = isinstance(times, list) and len(times) == len(shown)
+    lines = [f"{title} ({len(shown)}{'' if ended else ', cut short'}):"]
+    for n, (event, data) in enumerate(shown):
         at = f"+{times[n]:>9,.1f} ms" if timed else f"#{n + 1:>5}"
-        data = e.data if len(e.data) <= SSE_DATA_SHOWN else e.data[:SSE_DATA_SHOWN] + "…"
-        lines.append(f"  {at}  {e.event:<22} {data}")
+        data = data if len(data) <= SSE_DATA_SHOWN else data[:SSE_DATA_SHOWN] + "…"
+        lines.append(f"  {at}  {event:<22} {data}")
     return [*lines, ""]
+
+
+def _aws_events(raw: bytes) -> tuple[list[tuple[str, str]], bool]:
+    """(event type, payload text) of each message of an AWS event stream (none for a body
+    that is not one), and whether the body ended on a message's end."""
+    if not is_eventstream(None, raw):
+        return [], True
+    shown, end = [], 0
+    for message in messages(raw):
+        headers = message.headers or {}
+        kind = headers.get(":event-type") or headers.get(":exception-type") or "unreadable"
+        shown.append(
+            (str(kind), message.payload.decode("utf-8", "replace") or message.problem or "")
+        )
+        end = message.end
+    return shown, end == len(raw)
 
 
 RUN_COLUMNS = ("run", "cases", "passed", "pass rate", "first graded", "last graded")

@@ -27,7 +27,15 @@ from toolproxy.records import (
     WireFormat,
     WireResult,
 )
-from toolproxy.wire import anthropic, gemini, mcp, ollama, openai_chat, openai_responses
+from toolproxy.wire import (
+    anthropic,
+    bedrock,
+    gemini,
+    mcp,
+    ollama,
+    openai_chat,
+    openai_responses,
+)
 from toolproxy.wire.body import decode_body
 from toolproxy.wire.common import (
     Codec,
@@ -38,6 +46,7 @@ from toolproxy.wire.common import (
     parse_arguments,
     reply_turn,
 )
+from toolproxy.wire.eventstream import aws_stream, is_eventstream
 from toolproxy.wire.ndjson import is_ndjson, ndjson_stream
 from toolproxy.wire.sse import SseEvent, iter_sse_events
 
@@ -56,6 +65,7 @@ _CODECS: dict[WireFormat, Codec] = {
     "anthropic_messages": anthropic.CODEC,
     "ollama_chat": ollama.CODEC,
     "gemini": gemini.CODEC,
+    "bedrock_converse": bedrock.CODEC,
 }
 _GEMINI = (":generatecontent", ":streamgeneratecontent")  # a path's last segment ends so
 # What an event-stream body can start with; a JSON body never does.
@@ -80,7 +90,11 @@ def detect_format(
     ``anthropic_version`` and ``messages``. ``.../api/chat`` is ollama_chat (Ollama's own
     API; its OpenAI-compatible ``/v1/chat/completions`` is openai_chat).
     ``.../models/{model}:generateContent`` and ``:streamGenerateContent`` are gemini (the
-    Gemini API's and Vertex AI's). Anything else is 'unknown'.
+    Gemini API's and Vertex AI's). Bedrock's ``.../model/{modelId}/converse`` and
+    ``/converse-stream`` are bedrock_converse; its ``.../model/{modelId}/invoke`` and
+    ``/invoke-with-response-stream`` are anthropic_messages when the body is a Messages
+    request (`anthropic_version` and `messages`), as Vertex AI's rawPredict. Anything else
+    is 'unknown'.
     """
     if mcp.is_mcp(method, request_json, request_headers):
         return "mcp"
@@ -99,8 +113,13 @@ def detect_format(
         return "ollama_chat"
     if last.endswith(_GEMINI):
         return "gemini"
+    if last in ("converse", "converse-stream") and segments[-3:-2] == ["model"]:
+        return "bedrock_converse"
     if (
-        last.endswith((":rawpredict", ":streamrawpredict"))
+        (
+            last.endswith((":rawpredict", ":streamrawpredict"))
+            or (last in anthropic.BEDROCK_ACTIONS and segments[-3:-2] == ["model"])
+        )
         and isinstance(request_json, dict)
         and "anthropic_version" in request_json
         and "messages" in request_json
@@ -234,10 +253,13 @@ def _parse_response(
     if status is None and not body:
         return None, None, ["none received"]
     failed = status is not None and status >= 400
-    lines = is_ndjson(content_type, body, expected=codec.framing == "ndjson")
+    binary = is_eventstream(content_type, body, expected=codec.framing == "eventstream")
+    lines = not binary and is_ndjson(content_type, body, expected=codec.framing == "ndjson")
     chunks = codec.framing == "array" and body.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"[")
-    if lines or chunks or is_event_stream(content_type, body):
-        if lines:
+    if binary or lines or chunks or is_event_stream(content_type, body):
+        if binary:  # Bedrock's, whatever the codec (InvokeModel streams Anthropic's events)
+            stream = aws_stream(body, complete)
+        elif lines:
             stream = ndjson_stream(body, complete)
         elif chunks:
             stream = gemini.array_stream(body, complete)

@@ -30,6 +30,7 @@ from toolproxy.records import (
     Usage,
     canonical_json,
 )
+from toolproxy.wire.bedrock import model_in_path
 from toolproxy.wire.common import (
     Codec,
     DecodedStream,
@@ -250,4 +251,23 @@ def parse_stream(stream: DecodedStream) -> tuple[ParsedResponse, list[str]]:
     return response, notes
 
 
-CODEC = Codec(parse_request, parse_response, parse_stream)
+BEDROCK_ACTIONS = ("invoke", "invoke-with-response-stream")  # .../model/{modelId}/{action}
+_VERTEX_STREAM = ":streamrawpredict"
+
+
+def from_path(request: ParsedRequest, path: str) -> None:
+    """The model and streaming where the path says them and the body does not: Bedrock's
+    InvokeModel (`.../model/{modelId}/invoke-with-response-stream`, the id URL-decoded)
+    and Vertex AI's (`.../models/{model}:streamRawPredict`)."""
+    bare = path.split("?", 1)[0]
+    model, action = model_in_path(bare, BEDROCK_ACTIONS)
+    if action:
+        request.model = request.model or model
+        request.stream = request.stream or action == BEDROCK_ACTIONS[1]
+    elif bare.lower().endswith((":rawpredict", _VERTEX_STREAM)):
+        model = bare.rpartition("/")[2].partition(":")[0]
+        request.model = request.model or model or None
+        request.stream = request.stream or bare.lower().endswith(_VERTEX_STREAM)
+
+
+CODEC = Codec(parse_request, parse_response, parse_stream, from_path)

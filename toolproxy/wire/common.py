@@ -52,7 +52,8 @@ class Codec(NamedTuple):
     """What each format module provides to parse_exchange: three parsers, what the path
     says of a request where the body does not (Gemini's model and streaming), and how its
     streams are framed when not as SSE ("ndjson", told by its shape too; "array": one
-    JSON array of chunks)."""
+    JSON array of chunks; "eventstream": AWS's binary messages, which any format's stream
+    is read as when its content type or its first prelude says so)."""
 
     parse_request: Callable[[JsonObject], ParsedRequest]
     parse_response: Callable[[JsonObject], ParsedResponse]
