@@ -10,6 +10,9 @@ Three measurements (issue #2 goals in brackets):
    [toolproxy <= +5 ms median; bare default mitmdump buffers the whole stream]
 3. N requests at concurrency 32: rows recorded / requests sent [100 %], throughput vs bare
    mitmdump [>= 0.9 x]
+4. the same as 2. for Bedrock's ConverseStream, an AWS event stream (binary messages):
+   time to its first byte and to its last, added vs direct, and every stream recorded
+   whole (parse_status ok, its text)
 """
 
 from __future__ import annotations
@@ -53,6 +56,15 @@ def script() -> Script:
             "bench": [Reply(tool_calls=[CALL])],
             # first chunk at 30 ms, then 10 events 20 ms apart: ~230 ms of stream
             "bench-sse": [
+                Reply(
+                    text="The weather in Paris is mild today, about 18 degrees.",
+                    text_chunk_size=6,
+                    first_byte_delay_s=0.030,
+                    chunk_delay_s=0.020,
+                )
+            ],
+            # Bedrock ConverseStream: its request names no model (the path does)
+            "default": [
                 Reply(
                     text="The weather in Paris is mild today, about 18 degrees.",
                     text_chunk_size=6,
@@ -130,6 +142,49 @@ def bench_ttfb(arms: dict[str, str], rounds: int) -> dict[str, list[float]]:
     for client in clients.values():
         client.close()
     return {name: values[3:] for name, values in out.items()}  # drop warm-up
+
+
+CONVERSE = "/model/anthropic.claude-3-5-haiku-20241022-v1%3A0/converse-stream"
+CONVERSE_BODY = {"messages": [{"role": "user", "content": [{"text": "weather in Paris?"}]}]}
+
+
+def bench_eventstream(arms: dict[str, str], rounds: int) -> dict[str, list[tuple[float, float]]]:
+    """(first byte, last byte) ms after sending, of a ConverseStream answer."""
+    clients = {name: httpx.Client(base_url=url, timeout=30) for name, url in arms.items()}
+    out: dict[str, list[tuple[float, float]]] = {name: [] for name in arms}
+    for _ in range(rounds + 3):
+        for name, client in clients.items():
+            t0 = time.perf_counter()
+            first = None
+            with client.stream("POST", CONVERSE, json=CONVERSE_BODY) as r:
+                for chunk in r.iter_raw():
+                    if chunk and first is None:
+                        first = time.perf_counter()
+            last = time.perf_counter()
+            out[name].append((((first or last) - t0) * 1000, (last - t0) * 1000))
+    for client in clients.values():
+        client.close()
+    return {name: values[3:] for name, values in out.items()}
+
+
+def report_eventstream(arms: dict[str, str], rounds: int, capture: Path) -> None:
+    n = max(20, rounds // 4)
+    print(f"\n4. Bedrock ConverseStream (AWS event stream), first chunk at 30 ms, {n} rounds")
+    times = bench_eventstream(arms, n)
+    for edge, name in ((0, "first byte"), (1, "last byte")):
+        base = statistics.median(v[edge] for v in times["direct"])
+        print(f"  to the {name}:")
+        for arm, values in times.items():
+            print(row(arm, [v[edge] for v in values], base if arm != "direct" else None))
+        added = statistics.median(v[edge] for v in times["mitmdump + toolproxy"]) - base
+        print(f"  toolproxy added to the {name} = {added:+.2f} ms")
+    time.sleep(1.0)  # the recorder's flush
+    _, got = store.query(
+        capture,
+        "SELECT parse_status, assistant_text, count(*) FROM exchanges"
+        " WHERE wire_format = 'bedrock_converse' GROUP BY ALL",
+    )
+    print(f"  recorded (parse_status, text, exchanges): {got}  (sent {n + 3})")
 
 
 async def _load(url: str, total: int, concurrency: int) -> tuple[float, int]:
@@ -214,7 +269,7 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=None, help="latency rounds per arm")
     parser.add_argument("--total", type=int, default=None, help="requests for the load test")
     parser.add_argument(
-        "--parts", default="123", help="which measurements to run, e.g. 3 (default 123)"
+        "--parts", default="1234", help="which measurements to run, e.g. 3 (default 1234)"
     )
     args = parser.parse_args()
     rounds = args.rounds or (100 if args.quick else 400)
@@ -243,6 +298,10 @@ def main() -> int:
                 report_latency(arms, rounds)
             if "2" in args.parts:
                 report_ttfb({**arms, "bare mitmdump (default)": buffered.url}, rounds)
+            if "4" in args.parts:
+                report_eventstream(
+                    {**arms, "bare mitmdump (default)": buffered.url}, rounds, capture
+                )
             if "3" in args.parts:
                 print(f"\n3. {total} requests at concurrency 32")
                 store.compact(capture)
