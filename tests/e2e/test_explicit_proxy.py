@@ -7,6 +7,9 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
 
 from toolproxy.capture.proxy import ProxySpec, RunningProxy, free_port
 from toolproxy.scripted import Reply, Script, ScriptedCall, ScriptedUpstream
@@ -23,9 +26,12 @@ print(reply.choices[0].message.tool_calls[0].function.arguments)
 """
 
 
-def test_https_proxy_with_the_mitmproxy_ca(tmp_path, capture):
+@contextmanager
+def explicit_proxy(tmp_path, capture, reply: Reply) -> Iterator[tuple[Any, Any, dict[str, str]]]:
+    """A TLS scripted upstream playing `reply`, mitmdump + toolproxy as an explicit proxy in
+    front of it (trusting the upstream's self-signed certificate, as it trusts real
+    providers), and the environment a client gets: `HTTPS_PROXY`, the CA as `CA`."""
     cert, key = make_cert(tmp_path)
-    reply = Reply(tool_calls=[ScriptedCall(name="get_weather", arguments={"city": "Lyon"})])
     confdir = tmp_path / "mitmproxy"
     with ScriptedUpstream(Script.of(reply), tls=server_context(cert, key)) as upstream:
         assert upstream.url.startswith("https://")
@@ -34,39 +40,40 @@ def test_https_proxy_with_the_mitmproxy_ca(tmp_path, capture):
             port=free_port(),
             flush_interval=0.05,
             confdir=str(confdir),
-            # mitmproxy must trust our self-signed upstream, as it trusts real providers
             extra=["--set", f"ssl_verify_upstream_trusted_ca={cert}"],
         )
         with RunningProxy(spec) as proxy:
             ca = confdir / "mitmproxy-ca-cert.pem"
             assert ca.exists()
-            env = {
-                **os.environ,
-                "HTTPS_PROXY": proxy.url,
-                "SSL_CERT_FILE": str(ca),
-                "UPSTREAM": upstream.url,
-            }
+            env = {**os.environ, "HTTPS_PROXY": proxy.url, "CA": str(ca), "UPSTREAM": upstream.url}
             env.pop("NO_PROXY", None)
             env.pop("no_proxy", None)
-            sdk = subprocess.run(
-                [sys.executable, "-c", CLIENT], env=env, capture_output=True, text=True
-            )
-            assert sdk.returncode == 0, sdk.stderr
-            assert json.loads(sdk.stdout) == {"city": "Lyon"}
-            curl = subprocess.run(
-                ["curl", "-sS", "--fail", "--cacert", str(ca), f"{upstream.url}/v1/models"],
-                env=env,
-                capture_output=True,
-                text=True,
-            )
-            assert curl.returncode == 0, curl.stderr
-            assert json.loads(curl.stdout)["object"] == "list"
-            rows = wait_rows(
-                capture,
-                "SELECT scheme, method, path, wire_format FROM exchanges ORDER BY started_at",
-                2,
-            )
-            assert_clean(proxy.stop())
+            yield upstream, proxy, env
+
+
+def test_https_proxy_with_the_mitmproxy_ca(tmp_path, capture):
+    reply = Reply(tool_calls=[ScriptedCall(name="get_weather", arguments={"city": "Lyon"})])
+    with explicit_proxy(tmp_path, capture, reply) as (upstream, proxy, env):
+        env["SSL_CERT_FILE"] = env["CA"]
+        sdk = subprocess.run(
+            [sys.executable, "-c", CLIENT], env=env, capture_output=True, text=True
+        )
+        assert sdk.returncode == 0, sdk.stderr
+        assert json.loads(sdk.stdout) == {"city": "Lyon"}
+        curl = subprocess.run(
+            ["curl", "-sS", "--fail", "--cacert", env["CA"], f"{upstream.url}/v1/models"],
+            env=env,
+            capture_output=True,
+            text=True,
+        )
+        assert curl.returncode == 0, curl.stderr
+        assert json.loads(curl.stdout)["object"] == "list"
+        rows = wait_rows(
+            capture,
+            "SELECT scheme, method, path, wire_format FROM exchanges ORDER BY started_at",
+            2,
+        )
+        assert_clean(proxy.stop())
     assert rows == [
         ("https", "POST", "/v1/chat/completions", "openai_chat"),
         ("https", "GET", "/v1/models", "unknown"),
@@ -111,36 +118,19 @@ def test_bedrock_through_https_proxy_keeps_its_signature(tmp_path, capture):
     """As the README tells Bedrock users: explicit proxy mode, boto3 trusting mitmproxy's CA
     through AWS_CA_BUNDLE; the request reaches the upstream with its SigV4 signature valid
     for what arrived, and the ConverseStream is recorded."""
-    cert, key = make_cert(tmp_path)
     reply = Reply(tool_calls=[ScriptedCall(name="get_weather", arguments={"city": "Lyon"})])
-    confdir = tmp_path / "mitmproxy"
-    with ScriptedUpstream(Script.of(reply), tls=server_context(cert, key)) as upstream:
-        spec = ProxySpec(
-            capture=capture,
-            port=free_port(),
-            flush_interval=0.05,
-            confdir=str(confdir),
-            extra=["--set", f"ssl_verify_upstream_trusted_ca={cert}"],
+    with explicit_proxy(tmp_path, capture, reply) as (upstream, proxy, env):
+        env["AWS_CA_BUNDLE"] = env["CA"]
+        sdk = subprocess.run(
+            [sys.executable, "-c", BEDROCK], env=env, capture_output=True, text=True
         )
-        with RunningProxy(spec) as proxy:
-            env = {
-                **os.environ,
-                "HTTPS_PROXY": proxy.url,
-                "AWS_CA_BUNDLE": str(confdir / "mitmproxy-ca-cert.pem"),
-                "UPSTREAM": upstream.url,
-            }
-            env.pop("NO_PROXY", None)
-            env.pop("no_proxy", None)
-            sdk = subprocess.run(
-                [sys.executable, "-c", BEDROCK], env=env, capture_output=True, text=True
-            )
-            assert sdk.returncode == 0, sdk.stderr
-            assert "get_weather" in sdk.stdout
-            rows = wait_rows(capture, "SELECT wire_format, parse_status FROM exchanges", 1)
-            assert_clean(proxy.stop())
+        assert sdk.returncode == 0, sdk.stderr
+        assert "get_weather" in sdk.stdout
+        rows = wait_rows(capture, "SELECT wire_format, parse_status FROM exchanges", 1)
+        assert_clean(proxy.stop())
         (received,) = upstream.requests
-        assert _signature_holds(received, upstream.url)
-        # what a reverse proxy does (the host rewritten to the provider's) breaks it
-        moved = {**received.headers, "host": "bedrock-runtime.us-east-1.amazonaws.com"}
-        assert not _signature_holds(dataclasses.replace(received, headers=moved), upstream.url)
+    assert _signature_holds(received, upstream.url)
+    # what a reverse proxy does (the host rewritten to the provider's) breaks it
+    moved = {**received.headers, "host": "bedrock-runtime.us-east-1.amazonaws.com"}
+    assert not _signature_holds(dataclasses.replace(received, headers=moved), upstream.url)
     assert rows == [("bedrock_converse", "ok")]

@@ -3,55 +3,14 @@
 
 from __future__ import annotations
 
+import json
+
+from tests import paths
 from toolproxy.replay.convert import to_chat
 from toolproxy.wire.bedrock import parse_request
 
-SCHEMA = {"type": "object", "properties": {"city": {"type": "string"}}}
-BODY = {
-    "system": [{"text": "Be brief."}],
-    "messages": [
-        {"role": "user", "content": [{"text": "Paris?"}, {"image": {"format": "png"}}]},
-        {
-            "role": "assistant",
-            "content": [
-                {"reasoningContent": {"reasoningText": {"text": "hmm"}}},
-                {"text": "Checking."},
-                {
-                    "toolUse": {
-                        "toolUseId": "tu_1",
-                        "name": "get_weather",
-                        "input": {"city": "Paris"},
-                    }
-                },
-                {"toolUse": {"toolUseId": "tu_2", "name": "get_time", "input": {}}},
-            ],
-        },
-        {
-            "role": "user",
-            "content": [
-                {"toolResult": {"toolUseId": "tu_1", "content": [{"json": {"temp": 18}}]}},
-                {
-                    "toolResult": {
-                        "toolUseId": "tu_2",
-                        "content": [{"text": "no clock"}],
-                        "status": "error",
-                    }
-                },
-                {"text": "Thanks."},
-                {"cachePoint": {"type": "default"}},
-            ],
-        },
-    ],
-    "toolConfig": {
-        "tools": [
-            {"toolSpec": {"name": "get_weather", "inputSchema": {"json": SCHEMA}}},
-            {"toolSpec": {"name": "get_time", "inputSchema": {"json": {"type": "object"}}}},
-        ],
-        "toolChoice": {"tool": {"name": "get_weather"}},
-    },
-    "inferenceConfig": {"maxTokens": 256, "temperature": 0.2, "topP": 0.9, "stopSequences": ["X"]},
-    "additionalModelRequestFields": {"top_k": 5},
-}
+BODY = json.loads((paths.FIXTURES / "wire" / "bedrock_request.json").read_text())
+SCHEMA = BODY["toolConfig"]["tools"][0]["toolSpec"]["inputSchema"]["json"]
 
 
 def converted(body: dict):
@@ -77,6 +36,7 @@ def test_a_session_with_calls_and_their_results_by_id():
     assert chat.tools[0]["function"]["parameters"] == SCHEMA
     assert chat.notes == [
         "messages[0]: dropped a block (image: no text)",
+        "tools: dropped 'nova_grounding' (system_tool: not a function)",
         "params: dropped additionalModelRequestFields (no Chat equivalent or provider-only)",
     ]
 

@@ -6,64 +6,15 @@ from __future__ import annotations
 import base64
 import json
 
+from tests import paths
 from toolproxy.wire import detect_format, parse_exchange
 from toolproxy.wire.bedrock import from_path, model_in_path, parse_request, parse_response
 from toolproxy.wire.eventstream import encode
 
 MODEL = "anthropic.claude-3-5-haiku-20241022-v1:0"
 PATH = "/model/anthropic.claude-3-5-haiku-20241022-v1%3A0/converse"
-SCHEMA = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
-REQUEST = {
-    "system": [{"text": "Be brief."}, {"cachePoint": {"type": "default"}}],
-    "messages": [
-        {"role": "user", "content": [{"text": "Paris?"}, {"image": {"format": "png"}}]},
-        {
-            "role": "assistant",
-            "content": [
-                {"reasoningContent": {"reasoningText": {"text": "hmm"}}},
-                {"text": "Checking."},
-                {
-                    "toolUse": {
-                        "toolUseId": "tu_1",
-                        "name": "get_weather",
-                        "input": {"city": "Paris"},
-                    }
-                },
-                {"toolUse": {"toolUseId": "tu_2", "name": "get_time", "input": {}}},
-            ],
-        },
-        {
-            "role": "user",
-            "content": [
-                {"toolResult": {"toolUseId": "tu_1", "content": [{"json": {"temp": 18}}]}},
-                {
-                    "toolResult": {
-                        "toolUseId": "tu_2",
-                        "content": [{"text": "no clock"}],
-                        "status": "error",
-                    }
-                },
-                {"text": "Thanks."},
-            ],
-        },
-    ],
-    "toolConfig": {
-        "tools": [
-            {
-                "toolSpec": {
-                    "name": "get_weather",
-                    "description": "w",
-                    "inputSchema": {"json": SCHEMA},
-                }
-            },
-            {"cachePoint": {"type": "default"}},
-            {"toolSpec": {"name": "get_time", "inputSchema": {"json": {"type": "object"}}}},
-            {"systemTool": {"name": "nova_grounding"}},
-        ],
-        "toolChoice": {"auto": {}},
-    },
-    "inferenceConfig": {"maxTokens": 256, "temperature": 0.2},
-}
+REQUEST = json.loads((paths.FIXTURES / "wire" / "bedrock_request.json").read_text())
+SCHEMA = REQUEST["toolConfig"]["tools"][0]["toolSpec"]["inputSchema"]["json"]
 
 
 def _event(kind: str, payload: object) -> bytes:
@@ -90,7 +41,7 @@ def test_the_request_reads_the_conversation_tools_results_and_params():
         (2, "tu_1", '{"temp":18}', None),
         (2, "tu_2", "no clock", True),
     ]
-    assert set(request.params) == {"toolConfig", "inferenceConfig"}
+    assert set(request.params) == {"toolConfig", "inferenceConfig", "additionalModelRequestFields"}
     assert [(t.role, t.text, t.call_id) for t in request.turns] == [
         ("system", "Be brief.", None),
         ("user", "Paris?", None),
