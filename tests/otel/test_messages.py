@@ -54,6 +54,24 @@ def test_an_anthropic_conversation_with_its_system_prompt():
     assert attrs["input.value"] == "weather in Oslo?"
 
 
+def test_a_bedrock_converse_conversation_reads_like_anthropics():
+    use = {"toolUseId": "tu1", "name": "get_weather", "input": {"city": "Oslo"}}
+    converse = [
+        {"role": "user", "content": [{"text": "weather in Oslo?"}]},
+        {"role": "assistant", "content": [{"toolUse": use}]},
+        {
+            "role": "user",
+            "content": [{"toolResult": {"toolUseId": "tu1", "content": [{"text": "7C"}]}}],
+        },
+    ]
+    attrs = input_messages(turns_of("bedrock_converse", "be brief", converse), "be brief", "x")
+    assert attrs["llm.input_messages.1.message.content"] == "weather in Oslo?"
+    call = "llm.input_messages.2.message.tool_calls.0.tool_call"
+    assert (attrs[f"{call}.id"], attrs[f"{call}.function.name"]) == ("tu1", "get_weather")
+    assert attrs["llm.input_messages.3.message.role"] == "tool"
+    assert attrs["llm.input_messages.3.message.content"] == "7C"
+
+
 def test_chat_keeps_its_system_message_in_the_messages_once():
     messages = [{"role": "system", "content": "sys"}, {"role": "user", "content": "hi"}]
     attrs = input_messages(turns_of("openai_chat", None, messages), None, "openai_chat")
