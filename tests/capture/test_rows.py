@@ -5,6 +5,7 @@ import json
 from toolproxy.capture.link import Linker
 from toolproxy.capture.redact import REDACTED, Redactor
 from toolproxy.capture.rows import (
+    ERROR_KINDS,
     build_rows,
     classify_error,
     decode_tps,
@@ -210,6 +211,17 @@ def test_decode_tps_rules():
 
 
 SSE = b'data: {"a":1}\n\n: ping\n\ndata: {"a":2}\n\ndata: [DONE]\n\n'
+
+
+def test_a_whole_answer_that_says_it_failed_is_the_providers_error():
+    """HTTP 200 and a stream that reached its terminator, but the provider says the
+    response failed (Responses' `response.failed` with its `error`): an error, not fine."""
+    failed = ParsedResponse(complete=True, error="server_error: The model failed.")
+    assert classify_error(raw(status_code=200), failed) == (
+        "provider_error",
+        "server_error: The model failed.",
+    )
+    assert "provider_error" in ERROR_KINDS
 
 
 def test_each_event_of_a_stream_gets_the_time_its_last_byte_arrived():

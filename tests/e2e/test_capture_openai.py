@@ -307,8 +307,11 @@ def test_legacy_functions_api_is_recorded_as_tools_calls_and_linked_results(
     assert json.loads(call[4])["location"] == "Boston, MA"
     offered = rows(capture, "SELECT exchange_id, position, name FROM tools_offered")
     assert sorted((p, n) for _, p, n in offered) == [
-        (0, "get_weather"), (0, "get_weather"), (1, "get_time"), (1, "get_time")
-    ]  # fmt: skip
+        (0, "get_weather"),
+        (0, "get_weather"),
+        (1, "get_time"),
+        (1, "get_time"),
+    ]
     linked = rows(
         capture, "SELECT exchange_id, call_id, call_exchange_id, call_index FROM tool_results"
     )
@@ -340,8 +343,12 @@ def test_hosted_mcp_calls_are_recorded_and_graded_against_the_listed_schemas(
             deterministic=True,
         )
     )
-    tool = {"type": "mcp", "server_label": "deepwiki", "server_url": "https://mcp.deepwiki.com/mcp",
-            "require_approval": "never"}  # fmt: skip
+    tool = {
+        "type": "mcp",
+        "server_label": "deepwiki",
+        "server_url": "https://mcp.deepwiki.com/mcp",
+        "require_approval": "never",
+    }
     client = clients(proxy.url)
     asked = [{"role": "user", "content": "Which transports does MCP support?"}]
     if stream:
@@ -424,3 +431,48 @@ def test_a_stored_conversation_is_one_session_and_its_results_link(upstream, pro
     assert ex[0][1] != ex[1][1] and ex[2][1] == ex[0][1]
     linked = rows(capture, "SELECT exchange_id, call_exchange_id, call_index FROM tool_results")
     assert linked == [(ex[2][0], ex[0][0], 0)]
+
+
+def test_a_response_the_provider_says_failed_is_its_error_not_the_models_answer(
+    upstream, proxy, capture, tmp_path, capsys
+):
+    """Responses can answer 200 and end its stream with `response.failed`: the capture
+    records the provider's error, and grading says the case got no model output, not that
+    the model made no call."""
+    from toolproxy.cli.main import main
+
+    failed = {
+        "id": "resp_1",
+        "status": "failed",
+        "output": [],
+        "error": {"code": "server_error", "message": "The model failed."},
+    }
+    events = [
+        ("response.created", {"id": "resp_1", "status": "in_progress"}),
+        ("response.failed", failed),
+    ]
+    body = "".join(
+        f"event: {kind}\ndata: {json.dumps({'type': kind, 'response': r})}\n\n"
+        for kind, r in events
+    )
+    upstream.set_script(Script.of(Reply(raw_body=body, content_type="text/event-stream")))
+    client = openai.OpenAI(base_url=f"{proxy.url}/v1", api_key="sk-test", max_retries=0)
+    seen = [e.type for e in client.responses.create(model="m", input="hi", stream=True)]
+    assert seen == ["response.created", "response.failed"]
+    ((eid, *got),) = wait_rows(
+        capture, "SELECT exchange_id, parse_status, error_kind, error_message FROM exchanges", 1
+    )
+    assert got == ["ok", "provider_error", "server_error: The model failed."]
+    cases = tmp_path / "cases.yaml"
+    cases.write_text(
+        json.dumps(
+            [{"id": "c1", "exchange_id": eid, "expect": "call", "calls": [{"tool": "get_weather"}]}]
+        )
+    )
+    main(["grade", str(cases), "-c", str(capture), "--run", "failed", "--json"])
+    (grade,) = json.loads(capsys.readouterr().out)["grades"]
+    assert grade["not_graded"] and grade["label"] is None
+    assert grade["reason"] == (
+        f"upstream_failed: exchange {eid} failed before any model output"
+        " (provider_error: server_error: The model failed.)"
+    )

@@ -38,6 +38,7 @@ ERROR_KINDS = (
     "http_4xx",  # upstream answered 4xx
     "http_5xx",  # upstream answered 5xx
     "upstream_error",  # any other transport error reported by mitmproxy
+    "provider_error",  # a whole 2xx answer that says it failed (Responses' response.failed)
 )
 
 
@@ -87,6 +88,8 @@ def classify_error(
     if response is not None and not response.complete:
         # an error event ended it (overloaded, throttled): the provider's words say why
         return "stream_cut", api_error or "response ended before its terminator"
+    if api_error:  # whole, and 2xx, but the provider says it failed: not the model's answer
+        return "provider_error", api_error
     return None, None
 
 

@@ -11,8 +11,9 @@ Stable strings (`Ungradable.kind`):
                      model's turn first (toolproxy replay)
     no_exchange      the case points at an exchange id the capture does not hold
     upstream_failed  the exchange got no model output: no HTTP status (connection failure,
-                     timeout before the headers), an error status, or a response cut before
-                     any text or tool call. A response cut after the model started answering
+                     timeout before the headers), an error status, or a response cut (or
+                     said failed by the provider: `provider_error`) before any text or
+                     tool call. A response cut after the model started answering
                      is graded (`complete = False`: the checker's truncation)
     not_parsed       the response could not be read as a model reply (unknown wire format
                      or a parse error)
@@ -122,10 +123,11 @@ def check_row(exchange: GradedExchange, calls: int = 0) -> Ungradable | None:
         why = exchange.parse_error or f"wire format {exchange.wire_format}"
         return Ungradable(kind="not_parsed", reason=f"exchange {eid} was not parsed: {why}")
     if kind is not None and not calls and not exchange.assistant_text:
-        # cut before the model said anything: a transport failure, not a missing call
+        # cut, or failed by the provider, before the model said anything: not a missing call
+        how = "failed" if kind == "provider_error" else "was cut"
         return Ungradable(
             kind="upstream_failed",
-            reason=f"exchange {eid} was cut before any model output ({kind}: {detail})",
+            reason=f"exchange {eid} {how} before any model output ({kind}: {detail})",
         )
     return None
 
