@@ -82,6 +82,26 @@ def test_wire_tool_per_format():
     assert wire_tool(bare, "openai_responses") == {"type": "function", "name": "b"}
     builtin = ToolOffered(position=0, name="web_search", kind="web_search", schema_hash="x")
     assert wire_tool(builtin, "openai_responses") == {"type": "web_search", "name": "web_search"}
+    assert wire_tool(A, "bedrock_converse") == {
+        "toolSpec": {"name": "a", "description": "d", "inputSchema": {"json": SCHEMA}}
+    }
+    assert wire_tool(A, "gemini") == {"name": "a", "description": "d", "parameters": SCHEMA}
+    assert wire_tool(A, "ollama_chat") == wire_tool(A, "openai_chat")
+
+
+def test_a_hosted_servers_listed_tools_cost_what_their_schemas_do():
+    """The tools a hosted MCP server listed (kind `mcp_tool`) go into the model's prompt
+    with their schemas, as functions do: not as a bare name."""
+    listed = ToolOffered(
+        position=1,
+        name="a",
+        kind="mcp_tool",
+        description="d",
+        parameters=SCHEMA,
+        schema_hash=schema_hash(SCHEMA),
+        mcp_server="docs",
+    )
+    assert wire_tool(listed, "openai_responses") == wire_tool(A, "openai_responses")
 
 
 def test_estimate_is_chars_over_four_rounded_up():

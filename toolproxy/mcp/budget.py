@@ -51,14 +51,21 @@ PROMPT_PARAMS = ("tool_choice", "previous_response_id", "conversation")
 
 
 def wire_tool(tool: ToolOffered, wire_format: str) -> dict[str, Any]:
-    """The tool as the provider receives it in `wire_format`'s tools array."""
-    if tool.kind != "function":
+    """The tool as the provider receives it in `wire_format`'s tools array (a hosted MCP
+    server's listed tool, kind `mcp_tool`, as the function it is shown to the model as)."""
+    if tool.kind not in ("function", "mcp_tool"):
         return {"type": tool.kind, "name": tool.name}
     spec: dict[str, Any] = {"name": tool.name}
     if tool.description is not None:
         spec["description"] = tool.description
     if wire_format == "anthropic_messages":
         return {**spec, "input_schema": tool.parameters or {"type": "object"}}
+    if wire_format == "bedrock_converse":
+        return {
+            "toolSpec": {**spec, "inputSchema": {"json": tool.parameters or {"type": "object"}}}
+        }
+    if wire_format == "gemini":  # a function declaration of its tools' functionDeclarations
+        return {**spec, "parameters": tool.parameters} if tool.parameters is not None else spec
     if tool.parameters is not None:
         spec["parameters"] = tool.parameters
     if wire_format == "openai_responses":
