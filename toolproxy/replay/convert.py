@@ -88,6 +88,7 @@ KEEP_CHAT = (
     "presence_penalty",
     "response_format",
 )
+Params = dict[str, Any]  # request params, by name
 _TEXT_PARTS = ("text", "input_text", "output_text")
 _SILENT_ITEMS = ("reasoning",)  # model-internal: a candidate could not use them anyway
 _SILENT_BLOCKS = ("thinking", "redacted_thinking")
@@ -267,9 +268,7 @@ def _tools(rows: list[dict[str, Any]], notes: list[str]) -> list[dict[str, Any]]
     return tools
 
 
-def _anthropic_params(
-    params: dict[str, Any], out: dict[str, Any], used: set[str], _notes: list[str]
-) -> None:
+def _anthropic_params(params: Params, out: Params, used: set[str], _notes: list[str]) -> None:
     choice = params.get("tool_choice")
     if isinstance(choice, dict):
         used.add("tool_choice")
@@ -289,9 +288,7 @@ def _anthropic_params(
             used.add(source)
 
 
-def _responses_params(
-    params: dict[str, Any], out: dict[str, Any], used: set[str], _notes: list[str]
-) -> None:
+def _responses_params(params: Params, out: Params, used: set[str], _notes: list[str]) -> None:
     choice = params.get("tool_choice")
     if choice is not None:
         used.add("tool_choice")

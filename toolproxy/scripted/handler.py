@@ -15,11 +15,12 @@ from email.utils import formatdate
 from http import HTTPStatus
 from socketserver import StreamRequestHandler
 from typing import TYPE_CHECKING, Any
-from urllib.parse import unquote, urlsplit
+from urllib.parse import urlsplit
 
 from toolproxy.scripted.context import FIXED_CREATED, Context, Format, dump_json
 from toolproxy.scripted.render import JSON, Plan, encode_gzip, error_body, render
 from toolproxy.scripted.script import DEFAULT_KEY, Reply, prompt_key, select_key
+from toolproxy.wire.bedrock import model_in_path
 
 if TYPE_CHECKING:
     from toolproxy.scripted.server import ScriptedUpstream
@@ -37,6 +38,7 @@ _BEDROCK: dict[str, Format] = {
     "invoke": "messages",
     "invoke-with-response-stream": "messages",
 }
+_BEDROCK_ACTIONS = tuple(_BEDROCK)
 _BEDROCK_STREAMS = ("converse-stream", "invoke-with-response-stream")
 _PLAIN = Reply()
 _LINE_LIMIT = 65536
@@ -49,10 +51,8 @@ def route(path: str) -> Format | None:
         bare = bare[3:]
     if bare.endswith((":generateContent", ":streamGenerateContent")):
         return "gemini"  # /v1beta/models/{model}:generateContent, Vertex AI's too
-    segments = bare.split("/")
-    if len(segments) >= 3 and segments[-3] == "model":  # Bedrock: /model/{modelId}/{action}
-        return _BEDROCK.get(segments[-1])
-    return _ROUTES.get(bare)
+    _, action = model_in_path(bare, _BEDROCK_ACTIONS)  # Bedrock: /model/{modelId}/{action}
+    return _BEDROCK[action] if action else _ROUTES.get(bare)
 
 
 @dataclass(frozen=True)
@@ -198,13 +198,13 @@ class Handler(StreamRequestHandler):
         # streams unless told not to; the others only when asked
         named, _, method = parts.path.rpartition("/")[2].partition(":")
         gemini = fmt == "gemini"
-        segments = parts.path.rstrip("/").split("/")
-        bedrock = len(segments) >= 3 and segments[-3] == "model"
+        in_path, action = model_in_path(parts.path.rstrip("/"), _BEDROCK_ACTIONS)
+        bedrock = bool(action)
         stream = body.get("stream") is True or (fmt == "ollama" and body.get("stream") is None)
         if gemini:
             stream = method == "streamGenerateContent"
         elif bedrock:
-            named, stream = unquote(segments[-2]), segments[-1] in _BEDROCK_STREAMS
+            named, stream = in_path or "", action in _BEDROCK_STREAMS
         ctx = Context(
             fmt=fmt,
             key=resolved,

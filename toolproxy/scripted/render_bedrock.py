@@ -8,11 +8,11 @@ stop reason; metadata with the usage. Every event carries the `p` padding Bedroc
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from toolproxy.scripted.context import Context, arguments_text, count_tokens, dump_json, split_text
 from toolproxy.scripted.script import Reply
+from toolproxy.wire.common import decoded
 from toolproxy.wire.eventstream import encode
 
 
@@ -27,17 +27,6 @@ def _usage(reply: Reply, ctx: Context) -> dict[str, Any]:
     return {"inputTokens": counts.input, "outputTokens": counts.output, "totalTokens": counts.total}
 
 
-def _input(arguments: Any) -> Any:
-    """A tool use's input: an object as it is; argument text as the JSON it holds (the
-    Converse API sends objects: text that is not JSON goes as a string)."""
-    if not isinstance(arguments, str):
-        return arguments
-    try:
-        return json.loads(arguments)
-    except ValueError:
-        return arguments
-
-
 def render_body(reply: Reply, ctx: Context) -> bytes:
     """The non-streamed ConverseResponse."""
     content: list[dict[str, Any]] = [{"text": reply.text}] if reply.text else []
@@ -46,7 +35,8 @@ def render_body(reply: Reply, ctx: Context) -> bytes:
             "toolUse": {
                 "toolUseId": ctx.call_id(call, i, "tooluse_"),
                 "name": call.name,
-                "input": _input(call.arguments),
+                # the API sends objects: argument text as the JSON it holds, else as is
+                "input": decoded(call.arguments),
             }
         }
         for i, call in enumerate(reply.tool_calls)

@@ -9,18 +9,14 @@ aliased `e` and adds its parameters to `params` (named, DuckDB's `$name`).
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-MODEL_FORMATS = (
-    "openai_chat",
-    "openai_responses",
-    "anthropic_messages",
-    "ollama_chat",
-    "gemini",
-    "bedrock_converse",
-)
+from toolproxy.records import WireFormat
+
+# the model APIs' wire formats: every records.WireFormat but MCP's and the unknown
+MODEL_FORMATS = tuple(f for f in get_args(WireFormat) if f not in ("mcp", "unknown"))
 REPLAY_PROXY_PREFIX = "replay:"  # the proxy_id of exchanges a replay wrote
 Origin = Literal["captured", "replayed", "any"]
 

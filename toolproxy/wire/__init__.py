@@ -113,7 +113,7 @@ def detect_format(
         return "ollama_chat"
     if last.endswith(_GEMINI):
         return "gemini"
-    if last in ("converse", "converse-stream") and segments[-3:-2] == ["model"]:
+    if last in bedrock.ACTIONS and segments[-3:-2] == ["model"]:
         return "bedrock_converse"
     if (
         (

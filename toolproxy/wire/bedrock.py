@@ -59,6 +59,7 @@ from toolproxy.wire.common import (
 
 _NOT_PARAMS = frozenset({"messages", "system", "modelId"})
 STREAM_ACTION = "converse-stream"
+ACTIONS = ("converse", STREAM_ACTION)  # .../model/{modelId}/{action}
 
 
 def parse_request(body: JsonObject) -> ParsedRequest:
@@ -255,7 +256,7 @@ def model_in_path(path: str, actions: tuple[str, ...]) -> tuple[str | None, str]
 
 def from_path(request: ParsedRequest, path: str) -> None:
     """The model (unless the body names one) and whether it streams, from the path."""
-    model, action = model_in_path(path, ("converse", STREAM_ACTION))
+    model, action = model_in_path(path, ACTIONS)
     request.model = request.model or model
     request.stream = action == STREAM_ACTION
 
